@@ -1,0 +1,69 @@
+# tcmprof: two commands on a fresh machine, `make demo` and `make test`.
+# Both install what is missing first (see `deps`).
+
+GO        ?= go
+BUILD     := build
+BIN       := $(BUILD)/tcmprof
+VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/tcmprof/tcmprof/cmd.Version=$(VERSION)
+
+# Debian packages the tests and the demo need, and one command that proves each is there.
+DEB_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm llvm device-tree-compiler python3-kconfiglib
+DEB_CHECKS   := arm-none-eabi-gcc:gcc-arm-none-eabi \
+                /usr/lib/arm-none-eabi/newlib/libc.a:libnewlib-arm-none-eabi \
+                qemu-system-arm:qemu-system-arm \
+                llvm-symbolizer:llvm \
+                dtc:device-tree-compiler \
+                /usr/lib/python3/dist-packages/kconfiglib.py:python3-kconfiglib
+
+.PHONY: all deps build test test-go test-c demo bench fuzz clean
+
+all: build
+
+# deps: installs the missing Debian packages with apt-get when root; otherwise
+# prints the exact command and stops.
+deps:
+	@missing=""; \
+	for pair in $(DEB_CHECKS); do \
+	  what=$${pair%%:*}; pkg=$${pair##*:}; \
+	  case $$what in /*) [ -e $$what ] ;; *) command -v $$what >/dev/null 2>&1 ;; esac || missing="$$missing $$pkg"; \
+	done; \
+	command -v $(GO) >/dev/null 2>&1 || { echo "deps: Go is missing: install Go 1.26 or newer (https://go.dev/dl/)"; exit 1; }; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "deps: installing$$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends$$missing >/dev/null || exit 1; \
+	  else \
+	    echo "deps: missing Debian packages; run:"; \
+	    echo "  sudo apt-get update && sudo apt-get install -y$$missing"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+test: deps test-c test-go
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 25m ./...
+
+test-c:
+	$(MAKE) -C firmware-sampler test
+
+demo: deps build
+	./scripts/demo.sh
+
+bench: deps build
+	./bench/run.sh
+
+# Fuzz targets run briefly in CI (as seed-corpus tests in `make test`);
+# `make fuzz FUZZTIME=10m` runs each one for longer by hand.
+FUZZTIME ?= 30s
+fuzz:
+	./scripts/fuzz.sh $(FUZZTIME)
+
+clean:
+	rm -rf $(BUILD)

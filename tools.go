@@ -1,0 +1,17 @@
+//go:build tools
+
+// Package tools pins the chosen dependencies in go.mod before every one of
+// them has an importer, so `go mod tidy` keeps them. Remove an entry once a
+// real package imports it.
+package tools
+
+import (
+	_ "github.com/creack/pty"
+	_ "github.com/go-delve/delve/pkg/dwarf/frame"
+	_ "github.com/google/pprof/driver"
+	_ "github.com/google/pprof/profile"
+	_ "github.com/ianlancetaylor/demangle"
+	_ "github.com/vbauerster/mpb/v8"
+	_ "go.bug.st/serial"
+	_ "go.bug.st/serial/enumerator"
+)
