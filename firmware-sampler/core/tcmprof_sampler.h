@@ -1,0 +1,311 @@
+/*
+ * tcmprof firmware sampler: the portable core.
+ *
+ * A timer interrupt takes one sample of the interrupted context (PC, and
+ * optionally LR, the active exception number and the current thread) and
+ * stores it in a buffer meant for DTCM. Thread context speaks the wire
+ * protocol of docs/protocol.md with the host: it parses commands, drains the
+ * buffer as DATA frames and answers STATUS.
+ *
+ * The core is split by where the code runs:
+ *   - the sample path (tcmp_sample_isr -> tcmp_on_sample -> the timer-ack and
+ *     current-thread port hooks) runs in the timer interrupt, must be placed
+ *     in ITCM (TCMP_ITCM_FUNC) and touches only DTCM (TCMP_DTCM_BSS); it does
+ *     no division, no CRC, never blocks and calls nothing in flash;
+ *   - everything else (tcmp_init, tcmp_rx*, tcmp_poll, tcmp_start/stop, the
+ *     encoder) runs in one thread and may live in flash.
+ *
+ * A port provides the hooks declared under "Port interface" below, calls
+ * tcmp_init() once, installs the sample entry on a timer interrupt, and from
+ * one thread feeds received bytes to tcmp_rx_byte()/tcmp_rx() and calls
+ * tcmp_poll() regularly. See docs/core.md.
+ */
+#ifndef TCMPROF_SAMPLER_H
+#define TCMPROF_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A port may pass -DTCMP_PORT_CONFIG_HEADER='"my_port_config.h"' to set the
+ * build options below (section macros, buffer size, inline ISR hooks) in
+ * one place before their defaults apply.
+ */
+#ifdef TCMP_PORT_CONFIG_HEADER
+#include TCMP_PORT_CONFIG_HEADER
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Build options                                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * TCMP_ITCM_FUNC marks code the sample path executes; TCMP_DTCM_BSS marks
+ * every object the sample path reads or writes (zero-initialised). The
+ * defaults fit the QEMU/GCC linker script (.itcm_text.* / .dtcm_bss.*); the
+ * Zephyr port maps them to __itcm_section / __dtcm_bss_section. Host builds
+ * (no ARM target) leave them empty.
+ */
+#ifndef TCMP_ITCM_FUNC
+#if defined(__arm__)
+#define TCMP_ITCM_FUNC __attribute__((section(".itcm_text.tcmp"), noinline))
+#else
+#define TCMP_ITCM_FUNC
+#endif
+#endif
+
+#ifndef TCMP_DTCM_BSS
+#if defined(__arm__)
+#define TCMP_DTCM_BSS __attribute__((section(".dtcm_bss.tcmp")))
+#else
+#define TCMP_DTCM_BSS
+#endif
+#endif
+
+/*
+ * Size of the sample buffer in 32-bit words; a power of two, at least 64.
+ * Default 16384 words = 64 KB = 16384 PC-only records. A record takes
+ * 1 word (PC), 2 words (PC+LR or PC+EXC) or 4 words (PC+LR+EXC, or any set
+ * with THREAD), so capacity in records = TCMP_BUFFER_WORDS / words.
+ */
+#ifndef TCMP_BUFFER_WORDS
+#define TCMP_BUFFER_WORDS 16384u
+#endif
+
+/*
+ * TCMP_ENABLE_THREAD (default 1): compile in the THREAD field. With 0 the
+ * sample path never asks for the current thread, START with the THREAD
+ * field is answered BAD_ARG, and tcmp_port_current_thread() /
+ * tcmp_port_list_threads() need not exist.
+ */
+#ifndef TCMP_ENABLE_THREAD
+#define TCMP_ENABLE_THREAD 1
+#endif
+
+/* Largest jitter a START may ask for, percent (the interval stays > 0). */
+#ifndef TCMP_MAX_JITTER_PCT
+#define TCMP_MAX_JITTER_PCT 50u
+#endif
+
+/*
+ * Stream mode sends a DATA frame once this many records are waiting (and
+ * everything that is left when the run ends). Larger = less framing
+ * overhead, more latency.
+ */
+#ifndef TCMP_STREAM_BATCH
+#define TCMP_STREAM_BATCH 128u
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Protocol constants (docs/protocol.md)                                     */
+/* ------------------------------------------------------------------------ */
+
+#define TCMP_PROTO_MAJOR 1u
+#define TCMP_PROTO_MINOR 0u
+#define TCMP_SAMPLER_VERSION_MAJOR 0u
+#define TCMP_SAMPLER_VERSION_MINOR 1u
+#define TCMP_SAMPLER_VERSION_PATCH 0u
+
+#define TCMP_MAX_PAYLOAD 512u      /* type + body + crc */
+#define TCMP_MAX_ENCODED 515u      /* COBS form of a maximal payload */
+#define TCMP_MAX_RECORD_BYTES 17u  /* worst-case encoded record */
+#define TCMP_MAX_BUILD_ID 32u
+#define TCMP_MAX_THREAD_NAME 31u
+
+/* Record fields (bit set). */
+#define TCMP_FIELD_PC 0x01u
+#define TCMP_FIELD_LR 0x02u
+#define TCMP_FIELD_EXC 0x04u
+#define TCMP_FIELD_THREAD 0x08u
+#define TCMP_FIELD_ALL 0x0Fu
+
+/* Device -> host frame types. */
+#define TCMP_FRAME_HEADER 0x01u
+#define TCMP_FRAME_DATA 0x02u
+#define TCMP_FRAME_END 0x03u
+#define TCMP_FRAME_REPLY 0x04u
+#define TCMP_FRAME_THREADS 0x05u
+
+/* Host -> device commands. */
+#define TCMP_CMD_START 0x81u
+#define TCMP_CMD_STOP 0x82u
+#define TCMP_CMD_STATUS 0x83u
+#define TCMP_CMD_DRAIN 0x84u
+#define TCMP_CMD_DONE 0x85u
+
+/* REPLY status. */
+#define TCMP_OK 0u
+#define TCMP_ERR_UNKNOWN 1u
+#define TCMP_ERR_BAD_ARG 2u
+#define TCMP_ERR_BUSY 3u
+#define TCMP_ERR_UNAVAILABLE 4u
+#define TCMP_ERR_MALFORMED 5u
+
+/* END reason. */
+#define TCMP_END_DRAINED 0u
+#define TCMP_END_STREAM_STOPPED 1u
+
+/* State and mode as the HEADER reports them. */
+#define TCMP_STATE_IDLE 0u
+#define TCMP_STATE_RUNNING 1u
+#define TCMP_STATE_HOLDING 2u
+#define TCMP_MODE_SNAPSHOT 0u
+#define TCMP_MODE_STREAM 1u
+
+/* ------------------------------------------------------------------------ */
+/* Core API                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* What the port tells the core once, at tcmp_init(). */
+struct tcmp_port_config {
+	uint32_t cpu_hz;             /* reported in HEADER */
+	uint32_t timer_hz;           /* sampling-timer clock */
+	uint32_t min_interval_ticks; /* shortest interval the port allows (bounds ISR load), >= 1 */
+	uint32_t max_interval_ticks; /* longest interval the timer can count */
+	uint32_t default_rate_hz;    /* used when START asks for rate 0 */
+	uint32_t seed;               /* jitter PRNG seed; 0 picks a fixed nonzero seed */
+	const uint8_t *build_id;     /* GNU build-id of the image, or NULL */
+	uint8_t build_id_len;        /* 0..TCMP_MAX_BUILD_ID (longer is truncated) */
+};
+
+/* Parameters of a run, as in the START command. */
+struct tcmp_start_args {
+	uint32_t rate_hz;     /* 0 = port default */
+	uint8_t jitter_pct;   /* 0..TCMP_MAX_JITTER_PCT */
+	uint8_t fields;       /* TCMP_FIELD_*, must include PC */
+	uint8_t mode;         /* TCMP_MODE_* */
+	uint32_t count;       /* samples to take, 0 = until full (snapshot) or STOP */
+	uint32_t duration_ms; /* 0 = none; else stop after duration_ms*rate/1000 samples */
+};
+
+/* A consistent view of the sampler (for a port's shell, and tests). */
+struct tcmp_status {
+	uint8_t state, mode, fields, jitter_pct;
+	uint32_t mean_interval_ticks;
+	uint32_t capacity; /* records */
+	uint32_t taken, dropped, stored;
+	uint32_t held_from;
+};
+
+/*
+ * Resets the core to IDLE with the port's parameters. Call once before the
+ * timer interrupt is enabled. Thread context.
+ */
+void tcmp_init(const struct tcmp_port_config *cfg);
+
+/*
+ * Feed bytes received from the host. When a 0x00 completes a command frame
+ * the command is executed and answered (through tcmp_port_write) before the
+ * call returns. Call from the same thread as tcmp_poll(), never from an ISR
+ * (a port with an RX interrupt queues bytes and feeds them from its thread).
+ */
+void tcmp_rx_byte(uint8_t byte);
+void tcmp_rx(const uint8_t *data, size_t len);
+
+/*
+ * Housekeeping; call often from the sampler thread (every few ms while a
+ * stream runs). Notices a run that ended in the ISR (count, duration,
+ * snapshot buffer full) and stops the timer; in stream mode sends pending
+ * records and, at the end, THREADS and END.
+ */
+void tcmp_poll(void);
+
+/*
+ * Local control, the same as the START/STOP commands (for a port's shell or
+ * a self-test). Return a TCMP_OK / TCMP_ERR_* status. Thread context.
+ */
+uint8_t tcmp_start(const struct tcmp_start_args *args);
+uint8_t tcmp_stop(void);
+void tcmp_get_status(struct tcmp_status *out);
+
+/*
+ * The sample itself, in plain C so host tests can call it with synthetic
+ * frames. frame points at the hardware-stacked exception frame of the
+ * interrupted context (r0, r1, r2, r3, r12, lr, pc, xpsr: LR at +0x14, PC at
+ * +0x18, xPSR at +0x1C in both the basic and the FP-extended frame);
+ * exc_return is the EXC_RETURN value the exception entry put in LR.
+ * Acknowledges the timer and programs the next jittered interval first,
+ * then stores a record if a run is active. ITCM, interrupt context.
+ */
+TCMP_ITCM_FUNC void tcmp_on_sample(const uint32_t *frame, uint32_t exc_return);
+
+#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)
+/*
+ * The timer interrupt entry on Cortex-M (ARMv7-M / ARMv8-M Mainline). A
+ * naked function: it must be entered straight from the exception entry
+ * (installed as the vector itself, e.g. Zephyr's
+ * IRQ_DIRECT_CONNECT(irq, prio, tcmp_sample_isr, IRQ_ZERO_LATENCY) without
+ * ISR_DIRECT_DECLARE, or the QEMU port's vector table), because it reads
+ * EXC_RETURN from LR, picks MSP or PSP by EXC_RETURN bit 2, and tail-calls
+ * tcmp_on_sample(frame, exc_return), whose return is the exception return.
+ * A compiler-generated ISR prologue would have moved SP and LR first.
+ */
+TCMP_ITCM_FUNC void tcmp_sample_isr(void);
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Port interface: functions each port defines                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Sample path (interrupt context, must be TCMP_ITCM_FUNC, touch only DTCM or
+ * peripheral registers, be short).
+ *
+ * tcmp_port_timer_ack_next: clear the sampling timer's interrupt flag and
+ * make a later interval last next_ticks timer ticks (>= 1). It is called
+ * exactly once per timer interrupt, first thing, even when no run is active.
+ * With an auto-reload timer (RT1062 PIT: write TFLG=1 then LDVAL=ticks-1;
+ * CMSDK timer: INTCLEAR then RELOAD) the new value applies to the interval
+ * after the one that began at this expiry; that lag keeps the intervals
+ * independent and uniform. Make sure the flag-clear write has completed
+ * before the exception returns (the later register write, or a DSB, does
+ * it), or the interrupt fires again at once.
+ * A port may instead define the macro TCMP_PORT_TIMER_ACK_NEXT(ticks) in its
+ * TCMP_PORT_CONFIG_HEADER as inline register writes to save the call.
+ *
+ * tcmp_port_current_thread: id of the thread that was interrupted (e.g.
+ * (uint32_t)_current in Zephyr), 0 when unknown. Only with
+ * TCMP_ENABLE_THREAD; may be a macro TCMP_PORT_CURRENT_THREAD() instead.
+ */
+TCMP_ITCM_FUNC void tcmp_port_timer_ack_next(uint32_t next_ticks);
+#if TCMP_ENABLE_THREAD
+TCMP_ITCM_FUNC uint32_t tcmp_port_current_thread(void);
+#endif
+
+/*
+ * Thread context (may live in flash).
+ *
+ * tcmp_port_timer_start: program the first interval (first_ticks) and enable
+ * the timer and its interrupt. tcmp_port_timer_stop: disable the timer
+ * interrupt; a sample already pending may still arrive and is ignored.
+ */
+void tcmp_port_timer_start(uint32_t first_ticks);
+void tcmp_port_timer_stop(void);
+
+/*
+ * tcmp_port_write: send len bytes to the host, in order, blocking until they
+ * are queued. Only called from tcmp_rx*, tcmp_poll and tcmp_start/stop.
+ */
+void tcmp_port_write(const uint8_t *data, size_t len);
+
+#if TCMP_ENABLE_THREAD
+/*
+ * tcmp_port_list_threads: call emit(ctx, id, name) once per live thread
+ * (id as tcmp_port_current_thread reports it; name NUL-terminated, may be
+ * NULL or empty; longer than TCMP_MAX_THREAD_NAME bytes is truncated).
+ * Maps onto Zephyr's k_thread_foreach(). A port without threads does
+ * nothing.
+ */
+typedef void (*tcmp_thread_emit_fn)(void *ctx, uint32_t id, const char *name);
+void tcmp_port_list_threads(tcmp_thread_emit_fn emit, void *ctx);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCMPROF_SAMPLER_H */
