@@ -1,0 +1,92 @@
+package elf
+
+import (
+	goelf "debug/elf"
+	"strings"
+	"testing"
+)
+
+// funcRanges is the oracle-side function list: every STT_FUNC symbol.
+func funcRanges(t testing.TB, f *goelf.File) (ranges []FuncRange, addrOf map[string]uint32) {
+	t.Helper()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrOf = map[string]uint32{}
+	for _, s := range syms {
+		if goelf.ST_TYPE(s.Info) == goelf.STT_FUNC {
+			a := uint32(s.Value) &^ 1
+			ranges = append(ranges, FuncRange{Name: s.Name, Addr: a, Size: uint32(s.Size)})
+			addrOf[s.Name] = a
+		}
+	}
+	return ranges, addrOf
+}
+
+// TestCallEdgesAgainstObjdump builds the call graph of images whose flash
+// and ITCM code call each other through GNU ld veneers (ldr.w pc form, and
+// movw/movt form with -mpure-code) and checks it edge by edge against
+// objdump: same sites, same targets, ViaVeneer exactly when objdump names
+// the target __X_veneer, and the veneer resolved to X's address.
+func TestCallEdgesAgainstObjdump(t *testing.T) {
+	e := buildExtras(t)
+	for _, path := range []string{e.ELF, e.Pure, e.BLX} {
+		f, _ := openCode(t, path)
+		funcs, addrOf := funcRanges(t, f)
+		edges, err := CallEdges(f, funcs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[uint32]CallEdge{}
+		for _, ed := range edges {
+			got[ed.Site] = ed
+		}
+		var want, veneers int
+		for _, in := range objdump(t, path) {
+			if !in.HasTarget {
+				continue
+			}
+			caller, inFunc := addrOf[in.Func]
+			if !inFunc {
+				continue
+			}
+			want++
+			ed, ok := got[in.Addr]
+			if !ok {
+				t.Errorf("%s: no edge for %s %s at %#x in %s", path, in.Mnemonic, in.Operands, in.Addr, in.Func)
+				continue
+			}
+			delete(got, in.Addr)
+			if ed.Caller != caller || ed.Target != in.Target {
+				t.Errorf("%s: edge %+v; objdump: %s calls %#x at %#x", path, ed, in.Func, in.Target, in.Addr)
+			}
+			callee := in.Target
+			if name, ok := strings.CutSuffix(in.TargetSym, "_veneer"); ok && strings.HasPrefix(name, "__") {
+				veneers++
+				callee = addrOf[strings.TrimPrefix(name, "__")]
+			}
+			if ed.ViaVeneer != (callee != in.Target) || ed.Callee != callee {
+				t.Errorf("%s: edge at %#x to %s: ViaVeneer=%v Callee=%#x, want callee %#x", path, in.Addr, in.TargetSym, ed.ViaVeneer, ed.Callee, callee)
+			}
+		}
+		for _, ed := range got {
+			t.Errorf("%s: edge %+v that objdump does not show", path, ed)
+		}
+		t.Logf("%s: %d edges, %d through veneers", path, want, veneers)
+		if want == 0 || (path != e.BLX && veneers < 4) {
+			t.Errorf("%s: fixture lost its calls or veneers (%d edges, %d veneers)", path, want, veneers)
+		}
+	}
+}
+
+func TestCallEdgesRejectsNonARM(t *testing.T) {
+	f, err := goelf.Open("/proc/self/exe")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	if _, err := CallEdges(f, nil); err == nil {
+		t.Error("CallEdges accepted a host executable")
+	}
+}
