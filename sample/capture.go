@@ -1,0 +1,161 @@
+// Package sample reads PC samples from the firmware-sampler: the wire
+// protocol (firmware-sampler/docs/protocol.md), the serial transport, the
+// drain session, and .tcmcap capture files (docs/capture-format.md).
+//
+// A Capture is the unit of record: the device's HEADER (clocks, interval,
+// fields, build-id), the records, the thread table, what never arrived, and
+// where and how it was taken. Validate is the one place its rules live.
+package sample
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Capture is one run's samples as the host received them.
+type Capture struct {
+	Header  Header            // the device's last HEADER of the run (its counters at drain time)
+	Records []Record          // received records, ascending by Index
+	Threads map[uint32]string // thread id → name, when the run had FieldThread
+	Missing []Range           // index ranges that never arrived, ascending
+	Host    HostInfo
+	Stats   DecodeStats
+}
+
+// Range is the record indices [Start, End).
+type Range struct {
+	Start uint32 `json:"start"`
+	End   uint32 `json:"end"`
+}
+
+// Len is the number of indices in r.
+func (r Range) Len() uint32 { return r.End - r.Start }
+
+func (r Range) String() string {
+	if r.Len() == 1 {
+		return fmt.Sprintf("%d", r.Start)
+	}
+	return fmt.Sprintf("%d-%d", r.Start, r.End-1)
+}
+
+// HostInfo says where, when and with what a capture was taken.
+type HostInfo struct {
+	Time        time.Time `json:"time"`           // when the drain started
+	Port        string    `json:"port,omitempty"` // serial device path
+	Baud        int       `json:"baud,omitempty"`
+	USB         USBInfo   `json:"usb"`
+	ToolVersion string    `json:"tool_version,omitempty"`
+}
+
+// USBInfo describes the USB device behind the port, when it is one.
+type USBInfo struct {
+	VID          string `json:"vid,omitempty"` // hex, as sysfs spells it
+	PID          string `json:"pid,omitempty"`
+	Serial       string `json:"serial,omitempty"`
+	Product      string `json:"product,omitempty"`
+	Manufacturer string `json:"manufacturer,omitempty"`
+}
+
+// Span is the index range the capture covers: its records and its missing
+// ranges together. It is empty for a capture with neither.
+func (c *Capture) Span() Range {
+	var s Range
+	first := true
+	add := func(r Range) {
+		if first {
+			s, first = r, false
+			return
+		}
+		s.Start, s.End = min(s.Start, r.Start), max(s.End, r.End)
+	}
+	if n := len(c.Records); n > 0 {
+		add(Range{c.Records[0].Index, c.Records[n-1].Index + 1})
+	}
+	for _, m := range c.Missing {
+		add(m)
+	}
+	return s
+}
+
+// MissingCount is the number of records in the missing ranges.
+func (c *Capture) MissingCount() uint64 {
+	var n uint64
+	for _, m := range c.Missing {
+		n += uint64(m.Len())
+	}
+	return n
+}
+
+// Validate checks the rules every capture obeys: PC is among the fields,
+// records carry only the run's fields, indices ascend, and the records
+// and the missing ranges together cover one contiguous range exactly.
+func (c *Capture) Validate() error {
+	h := &c.Header
+	if h.Fields&FieldPC == 0 {
+		return errors.New("fields do not include PC")
+	}
+	if h.Fields&^knownFields != 0 {
+		return fmt.Errorf("unknown fields 0x%02x", uint8(h.Fields&^knownFields))
+	}
+	if len(h.BuildID) > MaxBuildID {
+		return fmt.Errorf("build-id of %d bytes (at most %d)", len(h.BuildID), MaxBuildID)
+	}
+	for i, m := range c.Missing {
+		if m.Start >= m.End {
+			return fmt.Errorf("missing range %d is empty or reversed (%d, %d)", i, m.Start, m.End)
+		}
+		if i > 0 && m.Start <= c.Missing[i-1].End {
+			return fmt.Errorf("missing ranges %v and %v overlap, touch or are out of order", c.Missing[i-1], m)
+		}
+	}
+	next := c.Span().Start
+	mi := 0
+	for i := range c.Records {
+		r := &c.Records[i]
+		if mi < len(c.Missing) && c.Missing[mi].Start == next {
+			next = c.Missing[mi].End
+			mi++
+		}
+		if r.Index != next || r.Index == math.MaxUint32 {
+			return fmt.Errorf("record %d has index %d, want %d (records and missing ranges must cover one range)", i, r.Index, next)
+		}
+		next++
+		if r.PC&1 != 0 {
+			return fmt.Errorf("record %d: PC 0x%08x has bit 0 set", r.Index, r.PC)
+		}
+		if r.Exc > 511 {
+			return fmt.Errorf("record %d: exception number %d above 511", r.Index, r.Exc)
+		}
+		if h.Fields&FieldLR == 0 && r.LR != 0 || h.Fields&FieldExc == 0 && r.Exc != 0 || h.Fields&FieldThread == 0 && r.Thread != 0 {
+			return fmt.Errorf("record %d has a field the run did not record (%v)", r.Index, h.Fields)
+		}
+	}
+	if mi < len(c.Missing) && c.Missing[mi].Start == next {
+		mi++
+	}
+	if mi != len(c.Missing) {
+		return fmt.Errorf("missing range %v is not next to the records", c.Missing[mi])
+	}
+	return nil
+}
+
+// missingRanges lists the indices of want that no record has; recs must
+// ascend by Index.
+func missingRanges(want Range, recs []Record) []Range {
+	var out []Range
+	next := want.Start
+	i := sort.Search(len(recs), func(i int) bool { return recs[i].Index >= want.Start })
+	for ; i < len(recs) && recs[i].Index < want.End; i++ {
+		if recs[i].Index > next {
+			out = append(out, Range{next, recs[i].Index})
+		}
+		next = recs[i].Index + 1
+	}
+	if next < want.End {
+		out = append(out, Range{next, want.End})
+	}
+	return out
+}

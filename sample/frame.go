@@ -1,0 +1,478 @@
+package sample
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+// Protocol limits and version from firmware-sampler/docs/protocol.md.
+const (
+	ProtoMajor = 1
+	ProtoMinor = 0
+
+	// MaxPayload is the largest payload (type ‖ body ‖ crc) of a frame.
+	MaxPayload = 512
+	// maxEncoded is the largest COBS form of a payload.
+	maxEncoded = MaxPayload + (MaxPayload+253)/254
+	// minPayload is a type byte plus the CRC.
+	minPayload = 5
+	// MaxBuildID is the longest build-id a HEADER may carry.
+	MaxBuildID = 32
+	// maxRecordSize is a record's worst-case encoded size (PC, LR, EXC, THREAD).
+	maxRecordSize = 5 + 5 + 2 + 5
+)
+
+// FrameType is the first payload byte. Device frames are below 0x80,
+// host commands at or above.
+type FrameType uint8
+
+// Frame types.
+const (
+	TypeHeader  FrameType = 0x01
+	TypeData    FrameType = 0x02
+	TypeEnd     FrameType = 0x03
+	TypeReply   FrameType = 0x04
+	TypeThreads FrameType = 0x05
+	TypeStart   FrameType = 0x81
+	TypeStop    FrameType = 0x82
+	TypeStatus  FrameType = 0x83
+	TypeDrain   FrameType = 0x84
+	TypeDone    FrameType = 0x85
+)
+
+func (t FrameType) String() string {
+	switch t {
+	case TypeHeader:
+		return "HEADER"
+	case TypeData:
+		return "DATA"
+	case TypeEnd:
+		return "END"
+	case TypeReply:
+		return "REPLY"
+	case TypeThreads:
+		return "THREADS"
+	case TypeStart:
+		return "START"
+	case TypeStop:
+		return "STOP"
+	case TypeStatus:
+		return "STATUS"
+	case TypeDrain:
+		return "DRAIN"
+	case TypeDone:
+		return "DONE"
+	}
+	return fmt.Sprintf("type 0x%02x", uint8(t))
+}
+
+// Frame is one decoded frame: *Header, *Data, *End, *Reply, *Threads,
+// *Start, *Stop, *Status, *Drain, *Done or *Unknown.
+type Frame interface {
+	Type() FrameType
+	appendBody(dst []byte) []byte
+}
+
+// State is the sampler's state in a HEADER.
+type State uint8
+
+// Sampler states.
+const (
+	StateIdle    State = 0
+	StateRunning State = 1
+	StateHolding State = 2
+)
+
+func (s State) String() string {
+	switch s {
+	case StateIdle:
+		return "idle"
+	case StateRunning:
+		return "running"
+	case StateHolding:
+		return "holding"
+	}
+	return fmt.Sprintf("state %d", uint8(s))
+}
+
+// Mode is how a run delivers its records.
+type Mode uint8
+
+// Run modes.
+const (
+	ModeSnapshot Mode = 0
+	ModeStream   Mode = 1
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeSnapshot:
+		return "snapshot"
+	case ModeStream:
+		return "stream"
+	}
+	return fmt.Sprintf("mode %d", uint8(m))
+}
+
+// Header is the HEADER frame: the sampler's settings and counters.
+type Header struct {
+	ProtoMajor, ProtoMinor uint8
+	SamplerVersion         [3]uint8
+	State                  State
+	Mode                   Mode
+	Fields                 Fields
+	JitterPct              uint8
+	CPUHz                  uint32
+	TimerHz                uint32
+	IntervalTicks          uint32 // mean sampling interval in timer ticks
+	Capacity               uint32 // records the device buffer holds
+	Taken                  uint32 // samples taken since START (Stored + Dropped)
+	Dropped                uint32 // samples not stored because the buffer was full
+	Stored                 uint32 // records stored since START: the next record's index
+	HeldFrom               uint32 // lowest record index the device still holds
+	BuildID                []byte // GNU build-id of the running image; empty when it has none
+}
+
+// Data is a DATA frame: Records are numbered First, First+1, ...
+type Data struct {
+	First   uint32
+	Fields  Fields // the run's fields; not on the wire, the decoder supplies them
+	Records []Record
+}
+
+// EndReason says why an END was sent.
+type EndReason uint8
+
+// END reasons.
+const (
+	EndDrained       EndReason = 0
+	EndStreamStopped EndReason = 1
+)
+
+// End is the END frame closing a drain or a stream run.
+type End struct {
+	Reason                 EndReason
+	First, Next            uint32 // records [First, Next) were sent
+	Taken, Dropped, Stored uint32
+}
+
+// ReplyStatus is the status in a REPLY.
+type ReplyStatus uint8
+
+// REPLY statuses.
+const (
+	StatusOK          ReplyStatus = 0
+	StatusUnknown     ReplyStatus = 1
+	StatusBadArg      ReplyStatus = 2
+	StatusBusy        ReplyStatus = 3
+	StatusUnavailable ReplyStatus = 4
+	StatusMalformed   ReplyStatus = 5
+)
+
+func (s ReplyStatus) String() string {
+	switch s {
+	case StatusOK:
+		return "OK"
+	case StatusUnknown:
+		return "UNKNOWN"
+	case StatusBadArg:
+		return "BAD_ARG"
+	case StatusBusy:
+		return "BUSY"
+	case StatusUnavailable:
+		return "UNAVAILABLE"
+	case StatusMalformed:
+		return "MALFORMED"
+	}
+	return fmt.Sprintf("status %d", uint8(s))
+}
+
+// Reply is the device's answer to a command.
+type Reply struct {
+	Command FrameType // the command answered; 0 when it could not be read
+	Status  ReplyStatus
+}
+
+// Thread names one thread id; names are at most 31 bytes.
+type Thread struct {
+	ID   uint32
+	Name string
+}
+
+// Threads is one THREADS frame; a table may span several.
+type Threads struct {
+	Entries []Thread
+}
+
+// Start is the START command.
+type Start struct {
+	RateHz     uint32 // 0 = the device default
+	JitterPct  uint8
+	Fields     Fields
+	Mode       Mode
+	Count      uint32 // 0 = until full or stopped
+	DurationMS uint32 // 0 = none
+}
+
+// Stop is the STOP command.
+type Stop struct{}
+
+// Status is the STATUS command; the device answers with a HEADER.
+type Status struct{}
+
+// Drain is the DRAIN command: records [From, From+Count); Count 0 = to the last stored.
+type Drain struct {
+	From, Count uint32
+}
+
+// Done is the DONE command: the device releases the held records.
+type Done struct{}
+
+// Unknown is a frame of a type this version does not know.
+type Unknown struct {
+	FrameType FrameType
+	Body      []byte
+}
+
+func (*Header) Type() FrameType  { return TypeHeader }
+func (*Data) Type() FrameType    { return TypeData }
+func (*End) Type() FrameType     { return TypeEnd }
+func (*Reply) Type() FrameType   { return TypeReply }
+func (*Threads) Type() FrameType { return TypeThreads }
+func (*Start) Type() FrameType   { return TypeStart }
+func (*Stop) Type() FrameType    { return TypeStop }
+func (*Status) Type() FrameType  { return TypeStatus }
+func (*Drain) Type() FrameType   { return TypeDrain }
+func (*Done) Type() FrameType    { return TypeDone }
+func (u *Unknown) Type() FrameType {
+	return u.FrameType
+}
+
+// AppendFrame appends f as it goes on the wire: 0x00, COBS(type ‖ body ‖
+// crc), 0x00. It fails only when the payload would exceed MaxPayload.
+func AppendFrame(dst []byte, f Frame) ([]byte, error) {
+	payload := f.appendBody([]byte{byte(f.Type())})
+	if len(payload)+4 > MaxPayload {
+		return dst, fmt.Errorf("%v frame payload of %d bytes exceeds %d", f.Type(), len(payload)+4, MaxPayload)
+	}
+	payload = binary.LittleEndian.AppendUint32(payload, crc32.ChecksumIEEE(payload))
+	dst = append(dst, 0)
+	dst = appendCOBS(dst, payload)
+	return append(dst, 0), nil
+}
+
+// EncodeFrame returns f as it goes on the wire (see AppendFrame).
+func EncodeFrame(f Frame) ([]byte, error) { return AppendFrame(nil, f) }
+
+func (h *Header) appendBody(b []byte) []byte {
+	b = append(b, h.ProtoMajor, h.ProtoMinor, h.SamplerVersion[0], h.SamplerVersion[1], h.SamplerVersion[2],
+		byte(h.State), byte(h.Mode), byte(h.Fields), h.JitterPct, 0)
+	for _, v := range []uint32{h.CPUHz, h.TimerHz, h.IntervalTicks, h.Capacity, h.Taken, h.Dropped, h.Stored, h.HeldFrom} {
+		b = binary.LittleEndian.AppendUint32(b, v)
+	}
+	b = append(b, byte(len(h.BuildID)))
+	return append(b, h.BuildID...)
+}
+
+func (d *Data) appendBody(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, d.First)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(d.Records)))
+	var prev Record
+	for _, r := range d.Records {
+		b = appendRecord(b, d.Fields, &prev, r)
+	}
+	return b
+}
+
+func (e *End) appendBody(b []byte) []byte {
+	b = append(b, byte(e.Reason))
+	for _, v := range []uint32{e.First, e.Next, e.Taken, e.Dropped, e.Stored} {
+		b = binary.LittleEndian.AppendUint32(b, v)
+	}
+	return b
+}
+
+func (r *Reply) appendBody(b []byte) []byte { return append(b, byte(r.Command), byte(r.Status)) }
+
+func (t *Threads) appendBody(b []byte) []byte {
+	b = append(b, byte(len(t.Entries)))
+	for _, e := range t.Entries {
+		b = binary.LittleEndian.AppendUint32(b, e.ID)
+		b = append(b, byte(len(e.Name)))
+		b = append(b, e.Name...)
+	}
+	return b
+}
+
+func (s *Start) appendBody(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, s.RateHz)
+	b = append(b, s.JitterPct, byte(s.Fields), byte(s.Mode), 0)
+	b = binary.LittleEndian.AppendUint32(b, s.Count)
+	return binary.LittleEndian.AppendUint32(b, s.DurationMS)
+}
+
+func (*Stop) appendBody(b []byte) []byte   { return b }
+func (*Status) appendBody(b []byte) []byte { return b }
+func (d *Drain) appendBody(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, d.From)
+	return binary.LittleEndian.AppendUint32(b, d.Count)
+}
+func (*Done) appendBody(b []byte) []byte      { return b }
+func (u *Unknown) appendBody(b []byte) []byte { return append(b, u.Body...) }
+
+// Errors of ParsePayload.
+var (
+	ErrShortPayload = errors.New("payload shorter than 5 bytes")
+	ErrLongPayload  = errors.New("payload longer than 512 bytes")
+	ErrCRC          = errors.New("CRC mismatch")
+)
+
+// ParsePayload decodes one frame payload (type ‖ body ‖ crc, after COBS).
+// fields says how DATA records are coded; the wire does not repeat them.
+// A body longer than its type defines is accepted (minor versions append);
+// a shorter one is an error.
+func ParsePayload(p []byte, fields Fields) (Frame, error) {
+	if len(p) < minPayload {
+		return nil, ErrShortPayload
+	}
+	if len(p) > MaxPayload {
+		return nil, ErrLongPayload
+	}
+	n := len(p) - 4
+	if crc32.ChecksumIEEE(p[:n]) != binary.LittleEndian.Uint32(p[n:]) {
+		return nil, ErrCRC
+	}
+	t, body := FrameType(p[0]), p[1:n]
+	f, err := parseBody(t, body, fields)
+	if err != nil {
+		return nil, fmt.Errorf("%v frame: %w", t, err)
+	}
+	return f, nil
+}
+
+// bodyReader reads little-endian fields and remembers the first shortage.
+type bodyReader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *bodyReader) u8() uint8 {
+	if len(r.b) < 1 {
+		r.bad = true
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *bodyReader) u16() uint16 {
+	if len(r.b) < 2 {
+		r.bad = true
+		return 0
+	}
+	v := binary.LittleEndian.Uint16(r.b)
+	r.b = r.b[2:]
+	return v
+}
+
+func (r *bodyReader) u32() uint32 {
+	if len(r.b) < 4 {
+		r.bad = true
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
+
+func (r *bodyReader) bytes(n int) []byte {
+	if len(r.b) < n {
+		r.bad = true
+		return nil
+	}
+	v := append([]byte(nil), r.b[:n]...)
+	r.b = r.b[n:]
+	return v
+}
+
+var errShortBody = errors.New("body too short")
+
+func parseBody(t FrameType, body []byte, fields Fields) (Frame, error) {
+	r := &bodyReader{b: body}
+	var f Frame
+	switch t {
+	case TypeHeader:
+		h := &Header{ProtoMajor: r.u8(), ProtoMinor: r.u8()}
+		h.SamplerVersion = [3]uint8{r.u8(), r.u8(), r.u8()}
+		h.State, h.Mode, h.Fields, h.JitterPct = State(r.u8()), Mode(r.u8()), Fields(r.u8()), r.u8()
+		r.u8() // reserved
+		h.CPUHz, h.TimerHz, h.IntervalTicks, h.Capacity = r.u32(), r.u32(), r.u32(), r.u32()
+		h.Taken, h.Dropped, h.Stored, h.HeldFrom = r.u32(), r.u32(), r.u32(), r.u32()
+		n := int(r.u8())
+		if n > MaxBuildID {
+			return nil, fmt.Errorf("build-id of %d bytes (at most %d)", n, MaxBuildID)
+		}
+		h.BuildID = r.bytes(n)
+		if h.ProtoMajor > ProtoMajor && !r.bad {
+			return nil, fmt.Errorf("protocol version %d.%d is newer than this tcmprof reads (%d.%d)",
+				h.ProtoMajor, h.ProtoMinor, ProtoMajor, ProtoMinor)
+		}
+		f = h
+	case TypeData:
+		d := &Data{First: r.u32(), Fields: fields}
+		k := int(r.u16())
+		if r.bad {
+			break
+		}
+		if k == 0 {
+			return nil, errors.New("no records")
+		}
+		d.Records = make([]Record, 0, min(k, len(r.b)))
+		var prev Record
+		for i := 0; i < k; i++ {
+			rec, n, err := readRecord(r.b, fields, &prev)
+			if err != nil {
+				return nil, fmt.Errorf("record %d of %d: %w", i, k, err)
+			}
+			r.b = r.b[n:]
+			rec.Index = d.First + uint32(i)
+			d.Records = append(d.Records, rec)
+		}
+		f = d
+	case TypeEnd:
+		f = &End{Reason: EndReason(r.u8()), First: r.u32(), Next: r.u32(), Taken: r.u32(), Dropped: r.u32(), Stored: r.u32()}
+	case TypeReply:
+		f = &Reply{Command: FrameType(r.u8()), Status: ReplyStatus(r.u8())}
+	case TypeThreads:
+		t := &Threads{}
+		count := int(r.u8())
+		for i := 0; i < count && !r.bad; i++ {
+			id := r.u32()
+			name := r.bytes(int(r.u8()))
+			t.Entries = append(t.Entries, Thread{ID: id, Name: string(name)})
+		}
+		f = t
+	case TypeStart:
+		s := &Start{RateHz: r.u32(), JitterPct: r.u8(), Fields: Fields(r.u8()), Mode: Mode(r.u8())}
+		r.u8() // reserved
+		s.Count, s.DurationMS = r.u32(), r.u32()
+		f = s
+	case TypeStop:
+		f = &Stop{}
+	case TypeStatus:
+		f = &Status{}
+	case TypeDrain:
+		f = &Drain{From: r.u32(), Count: r.u32()}
+	case TypeDone:
+		f = &Done{}
+	default:
+		f = &Unknown{FrameType: t, Body: append([]byte(nil), body...)}
+	}
+	if r.bad {
+		return nil, errShortBody
+	}
+	return f, nil
+}
