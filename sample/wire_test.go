@@ -210,7 +210,7 @@ func streamOf(t testing.TB) (stream []byte, frames []Frame, logs []string) {
 	bad[3] ^= 0x40
 	b.Write(bad)
 	b.Write([]byte{0x00, 0x01, 0x02, 0x03, 0x00}) // garbage: COBS-valid, too short
-	for i := 0; i < 12; i++ { // 612 bytes of text with no 0x00: longer than any frame
+	for i := 0; i < 12; i++ {                     // 612 bytes of text with no 0x00: longer than any frame
 		line := strings.Repeat(string(rune('a'+i)), 49)
 		b.WriteString(line + "\n")
 		logs = append(logs, line)
