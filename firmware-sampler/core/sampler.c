@@ -1,0 +1,592 @@
+/*
+ * The sampler core: the interrupt-time sample path (top of the file, ITCM +
+ * DTCM) and the thread-context command handling, draining and streaming.
+ * docs/core.md explains the design; docs/protocol.md defines the bytes.
+ */
+#include "tcmprof_sampler.h"
+
+#include <string.h>
+
+#include "wire.h"
+
+#if (TCMP_BUFFER_WORDS & (TCMP_BUFFER_WORDS - 1u)) != 0 || TCMP_BUFFER_WORDS < 64u
+#error "TCMP_BUFFER_WORDS must be a power of two, at least 64"
+#endif
+#if TCMP_MAX_JITTER_PCT >= 100u
+#error "TCMP_MAX_JITTER_PCT must stay below 100 so every interval is positive"
+#endif
+
+#ifdef TCMP_PORT_TIMER_ACK_NEXT
+#define TIMER_ACK_NEXT(ticks) TCMP_PORT_TIMER_ACK_NEXT(ticks)
+#else
+#define TIMER_ACK_NEXT(ticks) tcmp_port_timer_ack_next(ticks)
+#endif
+
+#if TCMP_ENABLE_THREAD
+#ifdef TCMP_PORT_CURRENT_THREAD
+#define CURRENT_THREAD() TCMP_PORT_CURRENT_THREAD()
+#else
+#define CURRENT_THREAD() tcmp_port_current_thread()
+#endif
+#else
+#define CURRENT_THREAD() 0u
+#endif
+
+/* Word indices into the hardware-stacked exception frame. */
+#define FRAME_LR 5
+#define FRAME_PC 6
+#define FRAME_XPSR 7
+
+/*
+ * Everything the sample path reads or writes. The thread side prepares it
+ * at START (while `running` is 0 and the timer is off) so the ISR only
+ * loads precomputed values: no division, no branching on the field set
+ * beyond the record size.
+ *
+ * Records live at buffer[(index << words_shift) & mask]. A record is
+ * 1 << words_shift words: [pc], [pc, second] or [pc, lr, xpsr, thread],
+ * where `second` is the frame word at `second_word` (LR or xPSR). Record
+ * sizes are powers of two, so a record never straddles the end of the ring.
+ *
+ * `stored` counts the records stored since START; the ISR stores while
+ * stored != full_at, which the thread side sets to released + capacity
+ * (the stream advances it as frames go out; a snapshot never releases).
+ * `left` counts down the samples still to take; the run ends when it
+ * reaches 0 (starting from 0 that is after 2^32 samples), so
+ * taken = limit - left and dropped = taken - stored need no ISR work.
+ */
+struct isr_state {
+	volatile uint32_t running;
+	volatile uint32_t stored;
+	volatile uint32_t full_at;
+	volatile uint32_t left;
+	uint32_t words_shift;    /* log2(words per record) */
+	uint32_t second_word;    /* frame word stored second in 2-word records */
+	uint32_t rng;            /* xorshift32 state, never 0 */
+	uint32_t interval_base;  /* mean - half-width, ticks */
+	uint32_t interval_span;  /* 2 * half-width + 1: draws are base + mulhi(rng, span) */
+};
+
+TCMP_DTCM_BSS static struct isr_state isr;
+TCMP_DTCM_BSS static uint32_t buffer[TCMP_BUFFER_WORDS] __attribute__((aligned(16)));
+
+static inline uint32_t next_random(uint32_t r)
+{
+	r ^= r << 13;
+	r ^= r >> 17;
+	r ^= r << 5;
+	return r;
+}
+
+/* Uniform integer in [base, base + span - 1] by a multiply-high. */
+static inline uint32_t draw_interval(uint32_t r, uint32_t base, uint32_t span)
+{
+	return base + (uint32_t)(((uint64_t)r * span) >> 32);
+}
+
+/*
+ * The record is stored first and the timer acknowledged last, so that the
+ * acknowledge is a tail call and the PC-only path needs no stack at all.
+ * The order does not move the next interrupt: the reload value applies to
+ * the interval after the running one either way.
+ */
+TCMP_ITCM_FUNC void tcmp_on_sample(const uint32_t *frame, uint32_t exc_return)
+{
+	(void)exc_return; /* the entry used it to pick the stack */
+	if (isr.running) {
+		uint32_t stored = isr.stored;
+		if (stored != isr.full_at) {
+			uint32_t shift = isr.words_shift;
+			uint32_t *slot = &buffer[(stored << shift) & (TCMP_BUFFER_WORDS - 1u)];
+			slot[0] = frame[FRAME_PC];
+			if (shift != 0) {
+				if (shift == 1u) {
+					slot[1] = frame[isr.second_word];
+				} else {
+					slot[1] = frame[FRAME_LR];
+					slot[2] = frame[FRAME_XPSR];
+					slot[3] = CURRENT_THREAD();
+				}
+			}
+			isr.stored = stored + 1u;
+		}
+		uint32_t left = isr.left - 1u;
+		isr.left = left;
+		if (left == 0)
+			isr.running = 0;
+	}
+	uint32_t r = next_random(isr.rng);
+	isr.rng = r;
+	TIMER_ACK_NEXT(draw_interval(r, isr.interval_base, isr.interval_span));
+}
+
+#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)
+/* EXC_RETURN bit 2: 0 = the frame is on MSP, 1 = on PSP. LR still holds
+ * EXC_RETURN when tcmp_on_sample returns with `bx lr`, which is then the
+ * exception return. */
+TCMP_ITCM_FUNC __attribute__((naked)) void tcmp_sample_isr(void)
+{
+	__asm volatile(
+		"tst   lr, #4\n\t"
+		"ite   eq\n\t"
+		"mrseq r0, msp\n\t"
+		"mrsne r0, psp\n\t"
+		"mov   r1, lr\n\t"
+		"b     tcmp_on_sample\n\t");
+}
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Thread context                                                            */
+/* ------------------------------------------------------------------------ */
+
+#define DEFAULT_SEED 0x2545F491u
+
+static struct {
+	struct tcmp_port_config cfg;
+	uint8_t state, mode, fields, jitter_pct;
+	uint32_t mean_ticks;
+	uint32_t capacity; /* records */
+	uint32_t limit;    /* samples the run takes; 0 = 2^32 */
+	uint32_t released; /* records below this index are sent (stream) */
+	/* Received bytes of the current segment; overflow marks a segment
+	 * too long to be a command, answered when its 0x00 arrives. */
+	uint8_t rx[TCMP_MAX_ENCODED];
+	size_t rx_len;
+	int rx_overflow;
+	uint8_t cmd[TCMP_MAX_PAYLOAD];
+	struct tcmp_frame out;
+	uint8_t wire[TCMP_MAX_ENCODED + 2u];
+} core;
+
+static uint32_t words_shift_for(uint8_t fields)
+{
+	if (fields == TCMP_FIELD_PC)
+		return 0;
+	if ((fields & TCMP_FIELD_THREAD) == 0 &&
+	    (fields & (TCMP_FIELD_LR | TCMP_FIELD_EXC)) != (TCMP_FIELD_LR | TCMP_FIELD_EXC))
+		return 1;
+	return 2;
+}
+
+void tcmp_init(const struct tcmp_port_config *cfg)
+{
+	memset(&isr, 0, sizeof isr);
+	memset(&core, 0, sizeof core);
+	core.cfg = *cfg;
+	if (core.cfg.build_id == NULL || core.cfg.build_id_len > TCMP_MAX_BUILD_ID)
+		core.cfg.build_id_len = core.cfg.build_id == NULL ? 0 : TCMP_MAX_BUILD_ID;
+	isr.rng = cfg->seed != 0 ? cfg->seed : DEFAULT_SEED;
+	core.state = TCMP_STATE_IDLE;
+	core.fields = TCMP_FIELD_PC;
+	core.capacity = TCMP_BUFFER_WORDS;
+	/* A stray interrupt before the first START still gets a valid interval. */
+	isr.interval_base = cfg->max_interval_ticks != 0 ? cfg->max_interval_ticks : 1u;
+	isr.interval_span = 1;
+}
+
+static void send(void)
+{
+	size_t n = tcmp_frame_seal(&core.out, core.wire);
+	tcmp_port_write(core.wire, n);
+}
+
+static void send_reply(uint8_t command, uint8_t status)
+{
+	tcmp_frame_begin(&core.out, TCMP_FRAME_REPLY);
+	tcmp_frame_u8(&core.out, command);
+	tcmp_frame_u8(&core.out, status);
+	send();
+}
+
+void tcmp_get_status(struct tcmp_status *out)
+{
+	uint32_t left, stored;
+	/* The ISR may run between the loads; retry until `left` is stable so
+	 * the pair belongs to one moment. */
+	do {
+		left = isr.left;
+		stored = isr.stored;
+	} while (left != isr.left);
+	uint32_t taken = core.limit - left;
+	out->state = core.state;
+	out->mode = core.mode;
+	out->fields = core.fields;
+	out->jitter_pct = core.jitter_pct;
+	out->mean_interval_ticks = core.mean_ticks;
+	out->capacity = core.capacity;
+	out->taken = taken;
+	out->stored = stored;
+	out->dropped = taken - stored;
+	if (core.state == TCMP_STATE_IDLE)
+		out->held_from = stored;
+	else
+		out->held_from = core.released;
+}
+
+static void send_header(void)
+{
+	struct tcmp_status st;
+	tcmp_get_status(&st);
+	struct tcmp_frame *f = &core.out;
+	tcmp_frame_begin(f, TCMP_FRAME_HEADER);
+	tcmp_frame_u8(f, TCMP_PROTO_MAJOR);
+	tcmp_frame_u8(f, TCMP_PROTO_MINOR);
+	tcmp_frame_u8(f, TCMP_SAMPLER_VERSION_MAJOR);
+	tcmp_frame_u8(f, TCMP_SAMPLER_VERSION_MINOR);
+	tcmp_frame_u8(f, TCMP_SAMPLER_VERSION_PATCH);
+	tcmp_frame_u8(f, st.state);
+	tcmp_frame_u8(f, st.mode);
+	tcmp_frame_u8(f, st.fields);
+	tcmp_frame_u8(f, st.jitter_pct);
+	tcmp_frame_u8(f, 0);
+	tcmp_frame_u32(f, core.cfg.cpu_hz);
+	tcmp_frame_u32(f, core.cfg.timer_hz);
+	tcmp_frame_u32(f, st.mean_interval_ticks);
+	tcmp_frame_u32(f, st.capacity);
+	tcmp_frame_u32(f, st.taken);
+	tcmp_frame_u32(f, st.dropped);
+	tcmp_frame_u32(f, st.stored);
+	tcmp_frame_u32(f, st.held_from);
+	tcmp_frame_u8(f, core.cfg.build_id_len);
+	tcmp_frame_bytes(f, core.cfg.build_id, core.cfg.build_id_len);
+	send();
+}
+
+/* Halfword delta of two PCs as a signed value, kept in uint32_t. */
+static uint32_t halfword_delta(uint32_t pc, uint32_t prev)
+{
+	uint32_t d = pc - prev;
+	return (d >> 1) | (d & 0x80000000u);
+}
+
+/*
+ * Encodes records [first, end) into one DATA frame, as many as fit while
+ * the worst-case record still fits, and sends it. Returns the number sent.
+ */
+static uint32_t send_data(uint32_t first, uint32_t end)
+{
+	struct tcmp_frame *f = &core.out;
+	const uint32_t shift = words_shift_for(core.fields);
+	const uint8_t fields = core.fields;
+	uint32_t prev_pc = 0, prev_lr = 0, prev_thread = 0;
+	uint32_t k = 0;
+
+	tcmp_frame_begin(f, TCMP_FRAME_DATA);
+	tcmp_frame_u32(f, first);
+	size_t count_at = f->len;
+	tcmp_frame_u16(f, 0);
+	while (first + k != end && tcmp_frame_room(f) >= TCMP_MAX_RECORD_BYTES) {
+		const uint32_t *rec = &buffer[((first + k) << shift) & (TCMP_BUFFER_WORDS - 1u)];
+		uint32_t pc = rec[0], lr = 0, xpsr = 0, thread = 0;
+		if (shift == 1) {
+			if (fields & TCMP_FIELD_LR)
+				lr = rec[1];
+			else
+				xpsr = rec[1];
+		} else if (shift == 2) {
+			lr = rec[1];
+			xpsr = rec[2];
+			thread = rec[3];
+		}
+		tcmp_frame_varint(f, tcmp_zigzag(halfword_delta(pc, prev_pc)));
+		prev_pc = pc;
+		if (fields & TCMP_FIELD_LR) {
+			tcmp_frame_varint(f, tcmp_zigzag(lr - prev_lr));
+			prev_lr = lr;
+		}
+		if (fields & TCMP_FIELD_EXC)
+			tcmp_frame_varint(f, xpsr & 0x1FFu);
+		if (fields & TCMP_FIELD_THREAD) {
+			tcmp_frame_varint(f, tcmp_zigzag(thread - prev_thread));
+			prev_thread = thread;
+		}
+		k++;
+	}
+	tcmp_put_u16(&f->payload[count_at], (uint16_t)k);
+	send();
+	return k;
+}
+
+static void send_end(uint8_t reason, uint32_t first, uint32_t end)
+{
+	struct tcmp_status st;
+	tcmp_get_status(&st);
+	struct tcmp_frame *f = &core.out;
+	tcmp_frame_begin(f, TCMP_FRAME_END);
+	tcmp_frame_u8(f, reason);
+	tcmp_frame_u32(f, first);
+	tcmp_frame_u32(f, end);
+	tcmp_frame_u32(f, st.taken);
+	tcmp_frame_u32(f, st.dropped);
+	tcmp_frame_u32(f, st.stored);
+	send();
+}
+
+#if TCMP_ENABLE_THREAD
+/* Appends one thread to the THREADS frame, sending the frame first when the
+ * entry would not fit or the count byte is full. */
+static void emit_thread(void *ctx, uint32_t id, const char *name)
+{
+	struct tcmp_frame *f = &core.out;
+	size_t len = 0;
+	(void)ctx;
+	if (name != NULL)
+		while (len < TCMP_MAX_THREAD_NAME && name[len] != '\0')
+			len++;
+	if (tcmp_frame_room(f) < 5u + len || f->payload[1] == 255u) {
+		send();
+		tcmp_frame_begin(f, TCMP_FRAME_THREADS);
+		tcmp_frame_u8(f, 0);
+	}
+	tcmp_frame_u32(f, id);
+	tcmp_frame_u8(f, (uint8_t)len);
+	tcmp_frame_bytes(f, (const uint8_t *)name, len);
+	f->payload[1]++;
+}
+#endif
+
+/* The thread table of a run with the THREAD field: at least one frame. */
+static void send_threads(void)
+{
+#if TCMP_ENABLE_THREAD
+	if ((core.fields & TCMP_FIELD_THREAD) == 0)
+		return;
+	tcmp_frame_begin(&core.out, TCMP_FRAME_THREADS);
+	tcmp_frame_u8(&core.out, 0);
+	tcmp_port_list_threads(emit_thread, NULL);
+	send();
+#endif
+}
+
+/* Sends stream records [released, stored) while at least `min` wait, at
+ * most max_frames frames; releases each frame's records once written. */
+static void stream_out(uint32_t min, uint32_t max_frames)
+{
+	while (max_frames-- != 0) {
+		uint32_t released = core.released;
+		uint32_t stored = isr.stored;
+		if (stored == released || stored - released < min)
+			return;
+		core.released = released + send_data(released, stored);
+		isr.full_at = core.released + core.capacity;
+	}
+}
+
+/* Timer off, ISR idle; afterwards the ISR leaves the buffer alone. */
+static void halt(void)
+{
+	isr.running = 0;
+	tcmp_port_timer_stop();
+}
+
+/* After halt(): a snapshot holds its records, a stream sends the rest. */
+static void finish_run(void)
+{
+	if (core.mode == TCMP_MODE_SNAPSHOT) {
+		core.state = TCMP_STATE_HOLDING;
+		return;
+	}
+	stream_out(1, UINT32_MAX);
+	send_threads();
+	core.state = TCMP_STATE_IDLE;
+	send_end(TCMP_END_STREAM_STOPPED, 0, isr.stored);
+}
+
+static uint32_t min_nonzero(uint32_t a, uint32_t b)
+{
+	if (a == 0)
+		return b;
+	if (b == 0)
+		return a;
+	return a < b ? a : b;
+}
+
+uint8_t tcmp_start(const struct tcmp_start_args *a)
+{
+	if (core.state != TCMP_STATE_IDLE)
+		return TCMP_ERR_BUSY;
+	if ((a->fields & TCMP_FIELD_PC) == 0 || (a->fields & ~TCMP_FIELD_ALL) != 0)
+		return TCMP_ERR_BAD_ARG;
+	if (!TCMP_ENABLE_THREAD && (a->fields & TCMP_FIELD_THREAD))
+		return TCMP_ERR_BAD_ARG;
+	if (a->mode > TCMP_MODE_STREAM || a->jitter_pct > TCMP_MAX_JITTER_PCT)
+		return TCMP_ERR_BAD_ARG;
+	uint32_t rate = a->rate_hz != 0 ? a->rate_hz : core.cfg.default_rate_hz;
+	if (rate == 0 || rate > core.cfg.timer_hz)
+		return TCMP_ERR_BAD_ARG;
+	uint32_t mean = (uint32_t)(((uint64_t)core.cfg.timer_hz + rate / 2u) / rate);
+	uint32_t half = (uint32_t)((uint64_t)mean * a->jitter_pct / 100u);
+	if (mean - half < core.cfg.min_interval_ticks || mean - half == 0 ||
+	    (uint64_t)mean + half > core.cfg.max_interval_ticks)
+		return TCMP_ERR_BAD_ARG;
+	uint32_t limit = a->count;
+	if (a->duration_ms != 0) {
+		uint64_t n = (uint64_t)a->duration_ms * rate / 1000u;
+		if (n == 0)
+			return TCMP_ERR_BAD_ARG; /* shorter than one sample */
+		limit = min_nonzero(limit, n > UINT32_MAX ? UINT32_MAX : (uint32_t)n);
+	}
+	uint32_t shift = words_shift_for(a->fields);
+	uint32_t capacity = TCMP_BUFFER_WORDS >> shift;
+	if (a->mode == TCMP_MODE_SNAPSHOT)
+		limit = min_nonzero(limit, capacity);
+
+	isr.running = 0;
+	isr.interval_base = mean - half;
+	isr.interval_span = 2u * half + 1u;
+	isr.stored = 0;
+	isr.full_at = capacity;
+	isr.left = limit;
+	isr.words_shift = shift;
+	isr.second_word = (a->fields & TCMP_FIELD_LR) ? FRAME_LR : FRAME_XPSR;
+	core.mode = a->mode;
+	core.fields = a->fields;
+	core.jitter_pct = a->jitter_pct;
+	core.mean_ticks = mean;
+	core.capacity = capacity;
+	core.limit = limit;
+	core.released = 0;
+	core.state = TCMP_STATE_RUNNING;
+
+	isr.rng = next_random(isr.rng);
+	uint32_t first = draw_interval(isr.rng, isr.interval_base, isr.interval_span);
+	isr.running = 1;
+	tcmp_port_timer_start(first);
+	return TCMP_OK;
+}
+
+uint8_t tcmp_stop(void)
+{
+	if (core.state == TCMP_STATE_RUNNING) {
+		halt();
+		finish_run();
+	}
+	return TCMP_OK;
+}
+
+void tcmp_poll(void)
+{
+	if (core.state != TCMP_STATE_RUNNING)
+		return;
+	if (!isr.running) {
+		/* The ISR ended the run (count, duration, snapshot full). */
+		halt();
+		finish_run();
+		return;
+	}
+	if (core.mode == TCMP_MODE_STREAM)
+		stream_out(TCMP_STREAM_BATCH, 4);
+}
+
+static void handle_drain(const uint8_t *body, size_t len)
+{
+	if (len < 8) {
+		send_reply(TCMP_CMD_DRAIN, TCMP_ERR_MALFORMED);
+		return;
+	}
+	if (core.state == TCMP_STATE_RUNNING) {
+		send_reply(TCMP_CMD_DRAIN, TCMP_ERR_BUSY);
+		return;
+	}
+	uint32_t from = tcmp_get_u32(body), count = tcmp_get_u32(body + 4);
+	uint32_t stored = isr.stored;
+	uint32_t end = count != 0 ? from + count : stored;
+	if (core.state != TCMP_STATE_HOLDING || from > stored || end < from || end > stored) {
+		send_reply(TCMP_CMD_DRAIN, TCMP_ERR_UNAVAILABLE);
+		return;
+	}
+	send_header();
+	for (uint32_t i = from; i != end;)
+		i += send_data(i, end);
+	send_threads();
+	send_end(TCMP_END_DRAINED, from, end);
+}
+
+/* Executes one decoded, CRC-checked payload. */
+static void handle_command(const uint8_t *p, size_t len)
+{
+	uint8_t type = p[0];
+	const uint8_t *body = p + 1;
+	size_t body_len = len - 5;
+
+	switch (type) {
+	case TCMP_CMD_START: {
+		if (body_len < 16) {
+			send_reply(type, TCMP_ERR_MALFORMED);
+			return;
+		}
+		struct tcmp_start_args a = {
+			.rate_hz = tcmp_get_u32(body),
+			.jitter_pct = body[4],
+			.fields = body[5],
+			.mode = body[6],
+			.count = tcmp_get_u32(body + 8),
+			.duration_ms = tcmp_get_u32(body + 12),
+		};
+		send_reply(type, tcmp_start(&a));
+		return;
+	}
+	case TCMP_CMD_STOP:
+		if (core.state == TCMP_STATE_RUNNING) {
+			halt();
+			send_reply(type, TCMP_OK);
+			finish_run();
+		} else {
+			send_reply(type, TCMP_OK);
+		}
+		return;
+	case TCMP_CMD_STATUS:
+		send_header();
+		return;
+	case TCMP_CMD_DRAIN:
+		handle_drain(body, body_len);
+		return;
+	case TCMP_CMD_DONE:
+		if (core.state == TCMP_STATE_RUNNING) {
+			send_reply(type, TCMP_ERR_BUSY);
+			return;
+		}
+		core.state = TCMP_STATE_IDLE;
+		send_reply(type, TCMP_OK);
+		return;
+	default:
+		send_reply(type, TCMP_ERR_UNKNOWN);
+		return;
+	}
+}
+
+/* A segment between two 0x00 bytes: a command frame, or garbage that is
+ * answered with REPLY(0, MALFORMED). */
+static void handle_segment(void)
+{
+	long n = tcmp_cobs_decode(core.rx, core.rx_len, core.cmd, sizeof core.cmd);
+	if (n < 5 || tcmp_crc32(0, core.cmd, (size_t)n - 4) != tcmp_get_u32(&core.cmd[n - 4])) {
+		send_reply(0, TCMP_ERR_MALFORMED);
+		return;
+	}
+	handle_command(core.cmd, (size_t)n);
+}
+
+void tcmp_rx_byte(uint8_t byte)
+{
+	if (byte != 0) {
+		if (core.rx_len < sizeof core.rx)
+			core.rx[core.rx_len++] = byte;
+		else
+			core.rx_overflow = 1;
+		return;
+	}
+	if (core.rx_overflow)
+		send_reply(0, TCMP_ERR_MALFORMED);
+	else if (core.rx_len != 0)
+		handle_segment();
+	core.rx_len = 0;
+	core.rx_overflow = 0;
+}
+
+void tcmp_rx(const uint8_t *data, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		tcmp_rx_byte(data[i]);
+}
