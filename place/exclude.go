@@ -1,0 +1,133 @@
+package place
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Reasons a function is never planned. Safety reasons are checked again by
+// verify: a function excluded for one of them must not be in ITCM after the
+// rebuild unless it already was.
+const (
+	ReasonPinned     = "pinned" // Func.Pin says why
+	ReasonInITCM     = "already in ITCM"
+	ReasonBoot       = "boot-critical" // runs before the ITCM copy, or is called by code that does
+	ReasonExcluded   = "excluded by pattern"
+	ReasonNoSection  = "no own input section" // object not built with -ffunction-sections
+	ReasonNotText    = "not a .text.* section"
+	ReasonFewSamples = "too few samples"
+)
+
+// Exclusion records why a function is not a candidate.
+type Exclusion struct {
+	Entry
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Safety reports whether the reason protects correctness (boot order, the
+// sampler, pinned code, the user's wish) rather than expected benefit.
+func (x *Exclusion) Safety() bool {
+	switch x.Reason {
+	case ReasonPinned, ReasonBoot, ReasonExcluded:
+		return true
+	}
+	return false
+}
+
+// checkPatterns rejects malformed --exclude globs up front.
+func checkPatterns(patterns []string) error {
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("place: bad exclude pattern %q: %v", p, err)
+		}
+	}
+	return nil
+}
+
+// matchExclude returns the first pattern matching the function's symbol,
+// base name, source path or source base name.
+func matchExclude(f *Func, patterns []string) (string, bool) {
+	for _, p := range patterns {
+		for _, s := range []string{f.Symbol, f.Key.Base, f.Key.Source, path.Base(f.Key.Source)} {
+			if s == "" || s == "." {
+				continue
+			}
+			if ok, _ := path.Match(p, s); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// bootClosure marks every function reachable over call edges from the boot
+// roots and returns, for each, the root it was reached from. Roots are
+// matched by full symbol or by base name; unknown roots are returned so the
+// plan can warn about them (a misspelt root would silently unpin boot code).
+func bootClosure(m *model, roots []string) (from []string, unknown []string) {
+	fs := m.in.Funcs
+	from = make([]string, len(fs))
+	var queue []int
+	for _, r := range roots {
+		found := false
+		for i := range fs {
+			if fs[i].Symbol == r || fs[i].Key.Base == r {
+				found = true
+				if from[i] == "" {
+					from[i] = r
+					queue = append(queue, i)
+				}
+			}
+		}
+		if !found {
+			unknown = append(unknown, r)
+		}
+	}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		for _, t := range m.callees[c] {
+			if from[t] == "" {
+				from[t] = from[c]
+				queue = append(queue, int(t))
+			}
+		}
+	}
+	return from, unknown
+}
+
+// classify returns the reason function i can not be planned ("" if it can).
+func classify(m *model, i int, bootFrom []string, excludes []string, minSamples int) (reason, detail string) {
+	f := &m.in.Funcs[i]
+	switch {
+	case f.Pin != "":
+		return ReasonPinned, f.Pin
+	case m.itcm[i]:
+		return ReasonInITCM, ""
+	case bootFrom[i] != "":
+		return ReasonBoot, "reachable from " + bootFrom[i]
+	}
+	if p, ok := matchExclude(f, excludes); ok {
+		return ReasonExcluded, p
+	}
+	switch {
+	case f.Section == ".text" || f.Section == "":
+		return ReasonNoSection, "section " + sectionOrUnknown(f.Section) + " of " + f.Object
+	case !strings.Contains(f.Section, ".text."):
+		// Zephyr's gen_relocate_app.py only relocates sections whose name
+		// contains ".text."; keep both outputs consistent.
+		return ReasonNotText, "section " + f.Section
+	case f.Samples < minSamples:
+		return ReasonFewSamples, fmt.Sprintf("%d < %d", f.Samples, minSamples)
+	}
+	return "", ""
+}
+
+func sectionOrUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}

@@ -1,0 +1,185 @@
+// Package place ranks functions by busy samples per byte and plans which of
+// them to move into ITCM under a byte budget, counting what each choice
+// really costs in ITCM: alignment padding as GNU ld lays input sections out,
+// and the long-branch veneers that calls between flash and ITCM need.
+//
+// The package is pure: it works on Input, a plain description of one linked
+// image (functions, call edges, ITCM occupancy) and its busy samples, which
+// the elf and profile packages fill in. A Plan is data (see Plan); the linker
+// package renders it and verifies a rebuilt image against it.
+package place
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// FuncKey names a function so that the name survives a rebuild: the source
+// file it was compiled from (DWARF DW_AT_name joined with DW_AT_comp_dir),
+// the symbol's base name (up to the first '.'), and the GCC clone suffix
+// (".constprop.0", ".isra.1", ".part.0", ".cold"...; empty for none).
+// Static functions with the same base name in different files stay apart
+// because Source differs.
+type FuncKey struct {
+	Source string `json:"source,omitempty"`
+	Base   string `json:"base"`
+	Clone  string `json:"clone,omitempty"`
+}
+
+func (k FuncKey) String() string {
+	name := k.Base + k.Clone
+	if k.Source == "" {
+		return name
+	}
+	return name + " (" + k.Source + ")"
+}
+
+// SplitSymbol splits a symbol into its base name and clone suffix:
+// "foo.constprop.0" gives ("foo", ".constprop.0"), "foo" gives ("foo", "").
+func SplitSymbol(symbol string) (base, clone string) {
+	if i := strings.IndexByte(symbol, '.'); i > 0 {
+		return symbol[:i], symbol[i:]
+	}
+	return symbol, ""
+}
+
+// KeyFor builds the FuncKey of symbol compiled from source.
+func KeyFor(source, symbol string) FuncKey {
+	base, clone := SplitSymbol(symbol)
+	return FuncKey{Source: source, Base: base, Clone: clone}
+}
+
+// cloneNumber matches the numbers GCC appends to clone suffixes; they are
+// renumbered from build to build, so matching ignores them.
+var cloneNumber = regexp.MustCompile(`\.(constprop|isra|part|lto_priv|cold|localalias)\.[0-9]+`)
+
+// NormalizeClone replaces clone numbers with N: ".constprop.3.isra.0" gives
+// ".constprop.N.isra.N".
+func NormalizeClone(clone string) string {
+	return cloneNumber.ReplaceAllString(clone, ".$1.N")
+}
+
+// Func is one function of the linked image, one per input section: the
+// integrator drops aliases (several symbols at one address) and keeps one.
+type Func struct {
+	Key    FuncKey `json:"key"`
+	Symbol string  `json:"symbol"` // full ELF symbol name, clone suffix included
+	// Section is the input section that holds the function, as named in its
+	// object file: ".text.foo" with -ffunction-sections, but also
+	// ".text.startup.main", ".text.unlikely.foo", or plain ".text" when the
+	// object was built without -ffunction-sections.
+	Section string `json:"section"`
+	// Object is the object file as the linker names it in the map file
+	// ("CMakeFiles/app.dir/src/ip.c.obj"); for an archive member it is the
+	// member name ("ip.o") and Archive is the archive's path.
+	Object  string `json:"object,omitempty"`
+	Archive string `json:"archive,omitempty"`
+	Addr    uint32 `json:"addr"` // start address, Thumb bit cleared
+	// Size is the size of the input section (from the map file or the
+	// object's section header). It can exceed the symbol's st_size by the
+	// tail padding the assembler adds; the section is what the linker moves.
+	Size  uint32 `json:"size"`
+	Align uint32 `json:"align"` // the input section's sh_addralign (power of two; 0 is taken as 1)
+	// Region is the memory region name for display ("FLASH", "ITCM", ...).
+	// Whether a function is in ITCM is decided by address, not by this name.
+	Region  string `json:"region,omitempty"`
+	Samples int    `json:"samples"` // busy samples whose PC falls in the function
+	// Pin, when not empty, says why the function must never move (e.g.
+	// "vector table", "veneer", "sampler code"). The planner also pins
+	// boot-critical code by itself (see Input.BootRoots).
+	Pin string `json:"pin,omitempty"`
+}
+
+// Library is the archive's base name ("libnet.a"), empty for a plain object.
+func (f *Func) Library() string {
+	if f.Archive == "" {
+		return ""
+	}
+	return path.Base(f.Archive)
+}
+
+// Edge is a direct call (BL) or tail call (B.W) from the function that
+// starts at Caller to the function that starts at Callee. Edges must be
+// resolved through existing veneers: a call that reaches foo through
+// __foo_veneer is an edge to foo.
+type Edge struct {
+	Caller uint32 `json:"caller"`
+	Callee uint32 `json:"callee"`
+}
+
+// Input is what the planner knows about one image and its profile.
+type Input struct {
+	// Funcs lists every function of the image (not only sampled ones):
+	// call edges into unsampled functions decide the veneers a plan costs.
+	Funcs []Func
+	Edges []Edge
+	// BusySamples is the number of non-idle samples in the profile, the
+	// denominator of every share.
+	BusySamples int
+	// ITCM address range and the bytes already used in it by this image
+	// (existing ITCM code, its veneers, the vector table or guard gap if any).
+	ITCMStart, ITCMSize, ITCMUsed uint32
+	// BootRoots are symbols that run before the ITCM copy (reset handler,
+	// early hooks, the copy routine itself). They and every function they
+	// call, transitively, stay where they are.
+	BootRoots []string
+	BuildID   string // hex GNU build-id of the image, recorded in the Plan
+}
+
+// InITCM reports whether addr lies in the ITCM range.
+func (in *Input) InITCM(addr uint32) bool {
+	return addr >= in.ITCMStart && uint64(addr) < uint64(in.ITCMStart)+uint64(in.ITCMSize)
+}
+
+// Validate checks the Input for the mistakes that would make a plan wrong
+// rather than fail: duplicate sections, impossible sizes and alignments,
+// samples that do not add up.
+func (in *Input) Validate() error {
+	if in.ITCMSize == 0 {
+		return errors.New("place: ITCM size is 0")
+	}
+	if in.ITCMUsed > in.ITCMSize {
+		return fmt.Errorf("place: ITCM used %d bytes exceeds its size %d", in.ITCMUsed, in.ITCMSize)
+	}
+	if in.BusySamples < 0 {
+		return fmt.Errorf("place: negative busy sample count %d", in.BusySamples)
+	}
+	type sectionID struct{ archive, object, section string }
+	seen := make(map[sectionID]string)
+	addrs := make(map[uint32]string)
+	total := 0
+	for i := range in.Funcs {
+		f := &in.Funcs[i]
+		if f.Symbol == "" {
+			return fmt.Errorf("place: function %d at %#x has no symbol name", i, f.Addr)
+		}
+		if f.Size == 0 {
+			return fmt.Errorf("place: function %s has size 0", f.Symbol)
+		}
+		if f.Align&(f.Align-1) != 0 {
+			return fmt.Errorf("place: function %s has alignment %d, not a power of two", f.Symbol, f.Align)
+		}
+		if f.Samples < 0 {
+			return fmt.Errorf("place: function %s has a negative sample count", f.Symbol)
+		}
+		if other, dup := addrs[f.Addr]; dup {
+			return fmt.Errorf("place: functions %s and %s both start at %#x (drop aliases)", other, f.Symbol, f.Addr)
+		}
+		addrs[f.Addr] = f.Symbol
+		if f.Section != ".text" && f.Section != "" {
+			id := sectionID{f.Archive, f.Object, f.Section}
+			if other, dup := seen[id]; dup {
+				return fmt.Errorf("place: functions %s and %s share input section %s of %s", other, f.Symbol, f.Section, f.Object)
+			}
+			seen[id] = f.Symbol
+		}
+		total += f.Samples
+	}
+	if total > in.BusySamples {
+		return fmt.Errorf("place: functions hold %d samples, more than the %d busy samples", total, in.BusySamples)
+	}
+	return nil
+}

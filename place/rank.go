@@ -1,0 +1,109 @@
+package place
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"text/tabwriter"
+)
+
+// DefaultMinSamples is the fewest samples a function needs to be ranked
+// and planned. With k samples the relative standard error of its count is
+// about 1/sqrt(k): at 10 samples that is ~32 %, so below it the ordering by
+// density is mostly noise, and moving such a function is a guess.
+const DefaultMinSamples = 10
+
+// z95 is the two-sided 95 % standard normal quantile.
+const z95 = 1.959963984540054
+
+// Interval is a closed interval [Lo, Hi].
+type Interval struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// WilsonInterval is the 95 % Wilson score interval for a binomial
+// proportion with k successes out of n trials. Each busy sample falls in a
+// given function or not, so a function's share of busy samples is a
+// binomial proportion; Wilson stays inside [0,1] and keeps its coverage for
+// small k, where the normal (Wald) interval collapses to a point at k=0.
+func WilsonInterval(k, n int) Interval {
+	if n <= 0 {
+		return Interval{0, 1}
+	}
+	p := float64(k) / float64(n)
+	nf := float64(n)
+	z2 := z95 * z95
+	denom := 1 + z2/nf
+	center := (p + z2/(2*nf)) / denom
+	half := z95 * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / denom
+	return Interval{Lo: math.Max(0, center-half), Hi: math.Min(1, center+half)}
+}
+
+// RankRow is one function in the ranking.
+type RankRow struct {
+	Func     *Func
+	Samples  int
+	Share    float64  // Samples / BusySamples
+	ShareCI  Interval // 95 % Wilson interval of Share
+	Density  float64  // busy samples per byte
+	DensityC Interval // ShareCI scaled to samples per byte
+	// Ranked is false when the function has fewer than the minimum samples;
+	// such rows are listed for completeness but never planned.
+	Ranked bool
+}
+
+// Rank lists the functions that have samples, densest first (ties by more
+// samples, then by symbol, so the order is stable). minSamples <= 0 means
+// DefaultMinSamples.
+func Rank(in *Input, minSamples int) []RankRow {
+	if minSamples <= 0 {
+		minSamples = DefaultMinSamples
+	}
+	var rows []RankRow
+	for i := range in.Funcs {
+		f := &in.Funcs[i]
+		if f.Samples == 0 {
+			continue
+		}
+		ci := WilsonInterval(f.Samples, in.BusySamples)
+		scale := float64(in.BusySamples) / float64(f.Size)
+		rows = append(rows, RankRow{
+			Func:     f,
+			Samples:  f.Samples,
+			Share:    float64(f.Samples) / float64(in.BusySamples),
+			ShareCI:  ci,
+			Density:  float64(f.Samples) / float64(f.Size),
+			DensityC: Interval{Lo: ci.Lo * scale, Hi: ci.Hi * scale},
+			Ranked:   f.Samples >= minSamples,
+		})
+	}
+	sort.SliceStable(rows, func(a, b int) bool {
+		ra, rb := &rows[a], &rows[b]
+		if ra.Density != rb.Density {
+			return ra.Density > rb.Density
+		}
+		if ra.Samples != rb.Samples {
+			return ra.Samples > rb.Samples
+		}
+		return ra.Func.Symbol < rb.Func.Symbol
+	})
+	return rows
+}
+
+// WriteRankTable prints rows as an aligned text table.
+func WriteRankTable(w io.Writer, rows []RankRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "samples\tshare\t95% CI\tsize\tsamples/B\tregion\tlibrary\tfunction\t")
+	for _, r := range rows {
+		mark := ""
+		if !r.Ranked {
+			mark = " (too few samples)"
+		}
+		fmt.Fprintf(tw, "%d\t%.2f%%\t%.2f–%.2f%%\t%d\t%.4f\t%s\t%s\t%s%s\t\n",
+			r.Samples, 100*r.Share, 100*r.ShareCI.Lo, 100*r.ShareCI.Hi, r.Func.Size, r.Density,
+			r.Func.Region, r.Func.Library(), r.Func.Key, mark)
+	}
+	return tw.Flush()
+}

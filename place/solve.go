@@ -1,0 +1,291 @@
+package place
+
+import (
+	"math"
+	"sort"
+)
+
+// DefaultSearchNodes bounds the branch-and-bound search that proves (or
+// improves) the plan; past it the plan is the best found and Plan.Optimal
+// is false.
+const DefaultSearchNodes = 2_000_000
+
+// problem is one knapsack instance: the candidates in emission order, their
+// values (busy samples) and the ITCM budget in bytes.
+type problem struct {
+	m      *model
+	order  []int   // function indices in emission order
+	value  []int64 // busy samples of order[k]
+	budget int64
+	inPlan []bool // scratch over all functions, only order members are ever set
+}
+
+func newProblem(m *model, order []int, budget int64) *problem {
+	p := &problem{m: m, order: order, budget: budget, inPlan: make([]bool, len(m.in.Funcs))}
+	p.value = make([]int64, len(order))
+	for k, i := range order {
+		p.value[k] = int64(m.in.Funcs[i].Samples)
+	}
+	return p
+}
+
+// cost evaluates a selection over positions of p.order.
+func (p *problem) cost(sel []bool) Cost {
+	for k, i := range p.order {
+		p.inPlan[i] = sel[k]
+	}
+	c := p.m.cost(p.order, p.inPlan)
+	for _, i := range p.order {
+		p.inPlan[i] = false
+	}
+	return c
+}
+
+func (p *problem) valueOf(sel []bool) int64 {
+	var v int64
+	for k, s := range sel {
+		if s {
+			v += p.value[k]
+		}
+	}
+	return v
+}
+
+func (p *problem) feasible(sel []bool) bool { return p.cost(sel).Bytes <= p.budget }
+
+// layoutDP solves the 0/1 knapsack exactly for the layout part of the
+// cost: code plus alignment padding, in emission order, within capacity
+// bytes of the first free ITCM byte. Veneers are left out here (they couple
+// the items); solve accounts for them afterwards.
+//
+// best[x] is the most samples a selection of the items seen so far can
+// cover with its last section ending at or before base+x. Taking item k
+// (size s, alignment a) after a layout that ends at or before base+y puts
+// its end at alignUp(base+y, a)+s, which is monotone in y, so the largest y
+// that still ends by base+x is y = alignDown(base+x-s, a)-base; hence
+// best'[x] = max(best[x], best[y]+v). Every item has one predecessor
+// offset, so one bit per (item, x) is enough to rebuild the selection.
+func (p *problem) layoutDP(capacity int64) []bool {
+	n := len(p.order)
+	sel := make([]bool, n)
+	if capacity <= 0 || n == 0 {
+		return sel
+	}
+	base := int64(p.m.base)
+	first := int64(p.m.start) - base // the empty block still starts aligned
+	best := make([]int64, capacity+1)
+	for x := range best {
+		if int64(x) < first {
+			best[x] = -1
+		}
+	}
+	words := (capacity + 64) / 64
+	take := make([]uint64, int64(n)*words)
+	fs := p.m.in.Funcs
+	pred := func(k int, x int64) int64 {
+		f := &fs[p.order[k]]
+		a := int64(max(f.Align, 1))
+		end := base + x - int64(f.Size)
+		if end < 0 {
+			return -1
+		}
+		return end/a*a - base
+	}
+	for k := 0; k < n; k++ {
+		row := take[int64(k)*words:]
+		for x := capacity; x >= 0; x-- {
+			y := pred(k, x)
+			if y < 0 || best[y] < 0 {
+				continue
+			}
+			if v := best[y] + p.value[k]; v > best[x] {
+				best[x] = v
+				row[x/64] |= 1 << (x % 64)
+			}
+		}
+	}
+	x := capacity
+	for k := n - 1; k >= 0; k-- {
+		if take[int64(k)*words+x/64]&(1<<(x%64)) != 0 {
+			sel[k] = true
+			x = pred(k, x)
+		}
+	}
+	return sel
+}
+
+// greedy takes candidates by density (samples per byte), densest first,
+// each one if the exact cost of the grown set still fits: the classic
+// baseline (Steinke et al. 2002) the exact plan is compared with.
+func (p *problem) greedy() []bool {
+	fs := p.m.in.Funcs
+	byDensity := make([]int, len(p.order))
+	for k := range byDensity {
+		byDensity[k] = k
+	}
+	sort.SliceStable(byDensity, func(a, b int) bool {
+		fa, fb := &fs[p.order[byDensity[a]]], &fs[p.order[byDensity[b]]]
+		return int64(fa.Samples)*int64(fb.Size) > int64(fb.Samples)*int64(fa.Size)
+	})
+	sel := make([]bool, len(p.order))
+	for _, k := range byDensity {
+		sel[k] = true
+		if !p.feasible(sel) {
+			sel[k] = false
+		}
+	}
+	return sel
+}
+
+// solve finds the selection with the most samples whose exact cost fits the
+// budget:
+//  1. layoutDP on code+padding; if the veneers the chosen set needs push it
+//     over budget, shrink the DP capacity by the excess and solve again;
+//  2. local search with the exact cost (add one, swap one for one), which
+//     fills room left by veneers that the DP could not know about;
+//  3. branch and bound over the exact cost, seeded with that incumbent, up
+//     to nodeLimit nodes. When it finishes, the result is optimal for the
+//     model; otherwise upper bounds what any selection could reach.
+func (p *problem) solve(nodeLimit int) (sel []bool, optimal bool, upper int64) {
+	capacity := p.budget
+	for {
+		sel = p.layoutDP(capacity)
+		excess := p.cost(sel).Bytes - p.budget
+		if excess <= 0 {
+			break
+		}
+		capacity -= excess
+	}
+	p.localSearch(sel)
+	return p.branchAndBound(sel, nodeLimit)
+}
+
+// localSearch improves sel in place by single additions and one-for-one
+// swaps that raise the covered samples and keep the exact cost in budget.
+func (p *problem) localSearch(sel []bool) {
+	const maxRounds = 8
+	for round := 0; round < maxRounds; round++ {
+		improved := false
+		for k := range sel {
+			if sel[k] {
+				continue
+			}
+			sel[k] = true
+			if p.feasible(sel) {
+				improved = true
+				continue
+			}
+			sel[k] = false
+		}
+		for out := range sel {
+			if !sel[out] {
+				continue
+			}
+			for in := range sel {
+				if sel[in] || p.value[in] <= p.value[out] {
+					continue
+				}
+				sel[out], sel[in] = false, true
+				if p.feasible(sel) {
+					improved = true
+					break
+				}
+				sel[out], sel[in] = true, false
+			}
+		}
+		if !improved {
+			return
+		}
+	}
+}
+
+// branchAndBound searches selections depth first, items in order of
+// decreasing value per lower-bound weight. The bound relaxes the cost to a
+// linear one that never overestimates: a function adds at least its size,
+// minus one stub when existing ITCM code reaches it through a veneer that
+// then goes away; padding and new stubs only add. The fractional knapsack
+// over the undecided items under that relaxation bounds any completion.
+func (p *problem) branchAndBound(incumbent []bool, nodeLimit int) ([]bool, bool, int64) {
+	n := len(p.order)
+	fs := p.m.in.Funcs
+	weight := make([]int64, n)
+	for k, i := range p.order {
+		weight[k] = int64(fs[i].Size)
+		if p.m.removable[i] {
+			weight[k] -= StubSize
+		}
+	}
+	idx := make([]int, n)
+	for k := range idx {
+		idx[k] = k
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		wa, wb := weight[idx[a]], weight[idx[b]]
+		if (wa <= 0) != (wb <= 0) {
+			return wa <= 0
+		}
+		return p.value[idx[a]]*max(wb, 1) > p.value[idx[b]]*max(wa, 1)
+	})
+	best := append([]bool(nil), incumbent...)
+	bestValue := p.valueOf(best)
+	cur := make([]bool, n)
+	nodes := 0
+	complete := true
+
+	// bound returns the fractional-knapsack bound on the samples the items
+	// idx[d:] can add within room bytes of relaxed weight.
+	bound := func(d int, room int64) float64 {
+		var add float64
+		for _, k := range idx[d:] {
+			w := weight[k]
+			switch {
+			case w <= 0: // free items come first in idx and only add room
+				room -= w
+				add += float64(p.value[k])
+			case room < 0:
+				return math.Inf(-1)
+			case w <= room:
+				room -= w
+				add += float64(p.value[k])
+			default:
+				return add + float64(p.value[k])*float64(room)/float64(w)
+			}
+		}
+		if room < 0 {
+			return math.Inf(-1)
+		}
+		return add
+	}
+	rootBound := bound(0, p.budget)
+
+	var visit func(d int, value, lower int64)
+	visit = func(d int, value, lower int64) {
+		if nodes >= nodeLimit {
+			complete = false
+			return
+		}
+		nodes++
+		if b := float64(value) + bound(d, p.budget-lower); b < float64(bestValue+1)-1e-9 {
+			return
+		}
+		if d == n {
+			return
+		}
+		k := idx[d]
+		cur[k] = true
+		v := value + p.value[k]
+		if v > bestValue && p.feasible(cur) {
+			bestValue = v
+			copy(best, cur)
+		}
+		visit(d+1, v, lower+weight[k])
+		cur[k] = false
+		visit(d+1, value, lower)
+	}
+	visit(0, 0, 0)
+	upper := bestValue
+	if !complete {
+		upper = max(upper, int64(math.Floor(rootBound+1e-9)))
+	}
+	return best, complete, upper
+}
