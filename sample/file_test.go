@@ -1,0 +1,249 @@
+package sample
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// syntheticCapture has n records shaped like real samples: PCs clustered in a
+// few functions in flash and ITCM, LRs with the Thumb bit, some ISR samples.
+func syntheticCapture(n int, fields Fields, missing []Range) *Capture {
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(fields)))
+	funcs := []uint32{0x60001000, 0x60002400, 0x60010000, 0x00000400, 0x60023000}
+	c := &Capture{
+		Header: Header{ProtoMajor: 1, SamplerVersion: [3]uint8{0, 1, 0}, State: StateHolding, Mode: ModeSnapshot,
+			Fields: fields, JitterPct: 10, CPUHz: 600_000_000, TimerHz: 24_000_000, IntervalTicks: 2400,
+			Capacity: uint32(n), Taken: uint32(n) + 5, Dropped: 5, Stored: uint32(n), BuildID: seq(0xA0, 0xB3)},
+		Missing: missing,
+		Host: HostInfo{Time: time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC), Port: "/dev/ttyACM0", Baud: 115200,
+			USB:         USBInfo{VID: "2fe3", PID: "0001", Serial: "ABC123", Product: "tcmprof sampler", Manufacturer: "ZEPHYR"},
+			ToolVersion: "test"},
+		Stats: DecodeStats{Bytes: 1234, Frames: 10, CRCErrors: 1, LogLines: 2, Retries: 1, Rerequests: 1, Rerequested: 3},
+	}
+	if fields&FieldThread != 0 {
+		c.Threads = map[uint32]string{0x20001000: "main", 0x20001100: "idle", 0x20001200: "sysworkq"}
+	}
+	mi := 0
+	for i := uint32(0); len(c.Records) < n; i++ {
+		if mi < len(missing) && i >= missing[mi].Start {
+			i = missing[mi].End
+			mi++
+		}
+		f := funcs[rng.IntN(len(funcs))]
+		r := Record{Index: i, PC: f + uint32(rng.IntN(0x200))&^1}
+		if fields&FieldLR != 0 {
+			r.LR = funcs[rng.IntN(len(funcs))] + uint32(rng.IntN(0x400)) | 1
+			if rng.IntN(10) == 0 {
+				r.LR = 0xFFFFFFF9
+			}
+		}
+		if fields&FieldExc != 0 && rng.IntN(8) == 0 {
+			r.Exc = 16 + uint16(rng.IntN(100))
+		}
+		if fields&FieldThread != 0 {
+			r.Thread = 0x20001000 + 0x100*uint32(rng.IntN(3))
+		}
+		c.Records = append(c.Records, r)
+	}
+	return c
+}
+
+func TestCaptureFileRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		n       int
+		fields  Fields
+		missing []Range
+	}{
+		{"pc", 1000, FieldPC, nil},
+		{"pc,lr with gaps", 1000, FieldPC | FieldLR, []Range{{0, 3}, {100, 150}, {1053, 1056}}},
+		{"all fields", 500, FieldPC | FieldLR | FieldExc | FieldThread, []Range{{10, 11}}},
+		{"empty", 0, FieldPC, nil},
+		{"nothing arrived", 0, FieldPC | FieldLR, []Range{{0, 16384}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := syntheticCapture(tc.n, tc.fields, tc.missing)
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := c.Write(&buf); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Parse(bytes.NewReader(buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, c) {
+				t.Fatalf("round trip differs:\n got %+v\nwant %+v", got.Header, c.Header)
+			}
+		})
+	}
+}
+
+func TestCaptureFileIsSelfDescribing(t *testing.T) {
+	var buf bytes.Buffer
+	if err := syntheticCapture(10, FieldPC|FieldLR, nil).Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tcmcap 1.0\n", `"build_id": "a0a1a2`, `"cpu_hz": 600000000`, `"product": "tcmprof sampler"`} {
+		if !bytes.Contains(buf.Bytes(), []byte(want)) {
+			t.Errorf("file lacks %q", want)
+		}
+	}
+}
+
+func TestCaptureFileErrors(t *testing.T) {
+	var buf bytes.Buffer
+	if err := syntheticCapture(300, FieldPC|FieldLR, []Range{{5, 7}}).Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	// Every truncation is refused with one line.
+	for n := 0; n < len(good); n++ {
+		_, err := Parse(bytes.NewReader(good[:n]))
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("truncated to %d bytes: err = %v", n, err)
+		}
+	}
+	// So is every single-bit flip.
+	for i := 0; i < len(good); i += 7 {
+		bad := append([]byte(nil), good...)
+		bad[i] ^= 1 << (i % 8)
+		if _, err := Parse(bytes.NewReader(bad)); err == nil {
+			t.Fatalf("flip at byte %d accepted", i)
+		}
+	}
+	newer := append([]byte("tcmcap 2.1\n"), good[len("tcmcap 1.0\n"):]...)
+	_, err := Parse(bytes.NewReader(newer))
+	if err == nil || !strings.Contains(err.Error(), "version 2.1 is newer than this tcmprof reads (1.0)") {
+		t.Errorf("newer major: %v", err)
+	}
+	_, err = Parse(strings.NewReader("PK\x03\x04 something else"))
+	if err == nil || !strings.Contains(err.Error(), "not a tcmprof capture file") {
+		t.Errorf("foreign file: %v", err)
+	}
+}
+
+func TestWriteFileIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.tcmcap")
+	first := syntheticCapture(100, FieldPC, nil)
+	if err := WriteFile(path, first); err != nil {
+		t.Fatal(err)
+	}
+	// A failing write (an invalid capture) leaves the old file and no temporary.
+	bad := syntheticCapture(100, FieldPC, nil)
+	bad.Records[3].LR = 1
+	if err := WriteFile(path, bad); err == nil {
+		t.Fatal("invalid capture written")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "run.tcmcap" {
+		t.Fatalf("directory holds %v", entries)
+	}
+	got, err := ReadFile(path)
+	if err != nil || !reflect.DeepEqual(got, first) {
+		t.Fatalf("old file damaged: %v", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "none.tcmcap")); err == nil {
+		t.Error("missing file read")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := func() *Capture { return syntheticCapture(20, FieldPC|FieldLR, []Range{{5, 8}}) }
+	tests := []struct {
+		name   string
+		change func(c *Capture)
+		want   string
+	}{
+		{"no pc", func(c *Capture) { c.Header.Fields = FieldLR }, "PC"},
+		{"unknown field", func(c *Capture) { c.Header.Fields |= 0x40 }, "unknown fields"},
+		{"odd pc", func(c *Capture) { c.Records[2].PC |= 1 }, "bit 0"},
+		{"unrecorded field", func(c *Capture) { c.Records[2].Thread = 4 }, "did not record"},
+		{"gap", func(c *Capture) { c.Records = append(c.Records[:10], c.Records[11:]...) }, "cover one range"},
+		{"overlap", func(c *Capture) { c.Missing = []Range{{5, 9}} }, "cover one range"},
+		{"touching", func(c *Capture) { c.Missing = []Range{{5, 6}, {6, 8}} }, "overlap, touch"},
+		{"detached missing", func(c *Capture) { c.Missing = append(c.Missing, Range{100, 101}) }, "not next to"},
+		{"long build-id", func(c *Capture) { c.Header.BuildID = make([]byte, 33) }, "build-id"},
+	}
+	if err := ok().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		c := ok()
+		tt.change(c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func FuzzReadCapture(f *testing.F) {
+	for _, c := range []*Capture{
+		syntheticCapture(50, FieldPC|FieldLR|FieldExc|FieldThread, []Range{{0, 2}, {20, 25}}),
+		syntheticCapture(3, FieldPC, nil),
+	} {
+		var buf bytes.Buffer
+		if err := c.Write(&buf); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	f.Add([]byte("tcmcap 1.0\n\xff\xff\xff\xff"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(bytes.NewReader(data))
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		if len(c.Records) > len(data) {
+			t.Fatalf("%d records from %d bytes", len(c.Records), len(data))
+		}
+		// What was read writes back and reads again to the same capture.
+		var buf bytes.Buffer
+		if err := c.Write(&buf); err != nil {
+			t.Fatalf("valid capture does not write: %v", err)
+		}
+		again, err := Parse(&buf)
+		if err != nil || !reflect.DeepEqual(again, c) {
+			t.Fatalf("rewrite differs: %v", err)
+		}
+	})
+}
+
+func BenchmarkCaptureFile1M(b *testing.B) {
+	for _, fields := range []Fields{FieldPC, FieldPC | FieldLR} {
+		c := syntheticCapture(1_000_000, fields, nil)
+		var buf bytes.Buffer
+		if err := c.Write(&buf); err != nil {
+			b.Fatal(err)
+		}
+		data := buf.Bytes()
+		b.Run("read/"+fields.String(), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := parse(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(data))/float64(len(c.Records)), "file-bytes/record")
+		})
+		b.Run("write/"+fields.String(), func(b *testing.B) {
+			for b.Loop() {
+				var w bytes.Buffer
+				if err := c.Write(&w); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
