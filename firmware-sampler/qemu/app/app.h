@@ -1,0 +1,19 @@
+/* The UDP echo demo application. */
+#ifndef QEMU_APP_H
+#define QEMU_APP_H
+
+#include <stdint.h>
+
+#define ECHO_PORT 7
+#define ECHO_PAYLOAD 32
+
+struct echo_stats {
+	uint32_t sent, echoed, bad_replies, lost;
+	uint32_t hot_rounds;
+};
+
+/* Starts the echo server thread and the USB host model thread. */
+void echo_start(void);
+void echo_get_stats(struct echo_stats *out);
+
+#endif
