@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/hex"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -310,6 +312,12 @@ func FuzzDecoder(f *testing.F) {
 	f.Add([]byte(strings.Repeat("x", 2000)), uint8(1), uint8(FieldPC))
 	f.Add(bytes.Repeat([]byte{0xFF, 0x01}, 700), uint8(3), uint8(FieldPC|FieldLR))
 	f.Add([]byte{}, uint8(0), uint8(0))
+	golden, _ := filepath.Glob(filepath.Join(goldenDir, "*.bin"))
+	for _, name := range golden {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b, uint8(5), uint8(FieldPC|FieldLR|FieldExc|FieldThread))
+		}
+	}
 	f.Fuzz(func(t *testing.T, in []byte, chunk uint8, fields uint8) {
 		d := NewDecoder(Fields(fields))
 		segCap := cap(d.seg)

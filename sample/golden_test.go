@@ -1,0 +1,192 @@
+package sample
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// goldenDir holds the protocol's golden vectors, written from the spec by
+// firmware-sampler/testdata/golden/gen.py; the C core tests against them too.
+var goldenDir = filepath.Join("..", "firmware-sampler", "testdata", "golden")
+
+type goldenFile struct {
+	File             string           `json:"file"`
+	Description      string           `json:"description"`
+	Frames           []map[string]any `json:"frames"`
+	NonFrameSegments []string         `json:"non_frame_segments"`
+}
+
+// goldenNum reads a JSON number or a "0x%08x" string.
+func goldenNum(t *testing.T, m map[string]any, key string) uint32 {
+	t.Helper()
+	switch v := m[key].(type) {
+	case float64:
+		return uint32(v)
+	case string:
+		n, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 32)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		return uint32(n)
+	}
+	t.Fatalf("vector lacks %q: %v", key, m)
+	return 0
+}
+
+// goldenFrame builds the frame a vector describes, independently of the decoder.
+func goldenFrame(t *testing.T, m map[string]any) Frame {
+	n := func(k string) uint32 { return goldenNum(t, m, k) }
+	switch m["type"] {
+	case "HEADER":
+		h := &Header{ProtoMajor: uint8(n("proto_major")), ProtoMinor: uint8(n("proto_minor")),
+			State: State(n("state")), Mode: Mode(n("mode")), Fields: Fields(n("fields")), JitterPct: uint8(n("jitter_pct")),
+			CPUHz: n("cpu_hz"), TimerHz: n("timer_hz"), IntervalTicks: n("mean_interval_ticks"), Capacity: n("capacity"),
+			Taken: n("taken"), Dropped: n("dropped"), Stored: n("stored"), HeldFrom: n("held_from")}
+		for i, v := range m["sampler_version"].([]any) {
+			h.SamplerVersion[i] = uint8(v.(float64))
+		}
+		id, err := hex.DecodeString(m["build_id"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(id) > 0 {
+			h.BuildID = id
+		}
+		return h
+	case "DATA":
+		d := &Data{First: n("first_index"), Fields: Fields(n("fields"))}
+		for i, r := range m["records"].([]any) {
+			rm := r.(map[string]any)
+			rec := Record{Index: d.First + uint32(i), PC: goldenNum(t, rm, "pc")}
+			if d.Fields&FieldLR != 0 {
+				rec.LR = goldenNum(t, rm, "lr")
+			}
+			if d.Fields&FieldExc != 0 {
+				rec.Exc = uint16(goldenNum(t, rm, "exc"))
+			}
+			if d.Fields&FieldThread != 0 {
+				rec.Thread = goldenNum(t, rm, "thread")
+			}
+			d.Records = append(d.Records, rec)
+		}
+		if len(d.Records) != int(n("count")) {
+			t.Fatalf("DATA vector count %d with %d records", n("count"), len(d.Records))
+		}
+		return d
+	case "END":
+		return &End{Reason: EndReason(n("reason")), First: n("first_index"), Next: n("end_index"),
+			Taken: n("taken"), Dropped: n("dropped"), Stored: n("stored")}
+	case "REPLY":
+		return &Reply{Command: FrameType(n("command")), Status: ReplyStatus(n("status"))}
+	case "THREADS":
+		th := &Threads{}
+		for _, e := range m["threads"].([]any) {
+			em := e.(map[string]any)
+			th.Entries = append(th.Entries, Thread{ID: goldenNum(t, em, "id"), Name: em["name"].(string)})
+		}
+		return th
+	case "START":
+		return &Start{RateHz: n("rate_hz"), JitterPct: uint8(n("jitter_pct")), Fields: Fields(n("fields")),
+			Mode: Mode(n("mode")), Count: n("count"), DurationMS: n("duration_ms")}
+	case "STOP":
+		return &Stop{}
+	case "STATUS":
+		return &Status{}
+	case "DRAIN":
+		return &Drain{From: n("from_index"), Count: n("count")}
+	case "DONE":
+		return &Done{}
+	}
+	t.Fatalf("unknown vector type %v", m["type"])
+	return nil
+}
+
+func TestGoldenVectors(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(goldenDir, "vectors.json"))
+	if os.IsNotExist(err) {
+		t.Skip("no golden vectors yet in " + goldenDir)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors struct {
+		Protocol string       `json:"protocol"`
+		Files    []goldenFile `json:"files"`
+	}
+	if err := json.Unmarshal(raw, &vectors); err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.Itoa(ProtoMajor) + "." + strconv.Itoa(ProtoMinor); vectors.Protocol != want {
+		t.Fatalf("vectors are for protocol %s, this decoder speaks %s", vectors.Protocol, want)
+	}
+	if len(vectors.Files) == 0 {
+		t.Fatal("vectors.json lists no files")
+	}
+	for _, gf := range vectors.Files {
+		t.Run(strings.TrimSuffix(gf.File, ".bin"), func(t *testing.T) {
+			stream, err := os.ReadFile(filepath.Join(goldenDir, gf.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []Frame
+			var wire []byte // the frames as this package encodes them
+			for _, m := range gf.Frames {
+				f := goldenFrame(t, m)
+				want = append(want, f)
+				enc := mustEncode(t, f)
+				wire = append(wire, enc...)
+				payload, ok := decodeCOBS(nil, enc[1:len(enc)-1])
+				if !ok || hex.EncodeToString(payload) != m["payload_hex"] {
+					t.Errorf("%v encodes to payload %x, vector has %s", f.Type(), payload, m["payload_hex"])
+				}
+				if code := FrameType(goldenNum(t, m, "type_code")); code != f.Type() {
+					t.Errorf("type_code %v for %v", code, f.Type())
+				}
+			}
+			// Files of frames only: the encoder reproduces them byte for byte
+			// (modulo a left-out leading 0x00, which the spec allows).
+			if gf.NonFrameSegments == nil {
+				if !bytes.Equal(bytes.ReplaceAll(stream, []byte{0, 0}, []byte{0}), bytes.ReplaceAll(wire, []byte{0, 0}, []byte{0})) {
+					t.Errorf("encoded frames differ from %s:\n got % x\nwant % x", gf.File, wire, stream)
+				}
+			}
+			// The decoder, fed the file one byte at a time and all at once,
+			// finds exactly the described frames.
+			fields := FieldPC
+			for _, f := range want {
+				if d, ok := f.(*Data); ok {
+					fields = d.Fields
+					break
+				}
+			}
+			for _, chunk := range []int{1, len(stream)} {
+				d := NewDecoder(fields)
+				got, logs := collect(d, stream, chunk)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("chunk %d: decoded\n%+v\nwant\n%+v", chunk, got, want)
+				}
+				var wantLogs []string
+				var wantBad uint64
+				for _, s := range gf.NonFrameSegments {
+					b, _ := hex.DecodeString(s)
+					if isText(b) {
+						wantLogs = append(wantLogs, strings.TrimRight(string(b), "\r\n"))
+					} else {
+						wantBad++
+					}
+				}
+				st := d.Stats()
+				if !reflect.DeepEqual(logs, wantLogs) || st.CRCErrors+st.BadFrames != wantBad {
+					t.Errorf("chunk %d: logs %q want %q; stats %+v, want %d bad segments", chunk, logs, wantLogs, st, wantBad)
+				}
+			}
+		})
+	}
+}
