@@ -1,0 +1,281 @@
+package place
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// graphInput is a hand-made image: a boot path that reaches memcpy, a hot
+// application path that also calls memcpy, and one function of each kind
+// the planner must leave alone. With resetCallsMain the reset handler also
+// calls main, which makes the whole application boot-reachable.
+func graphInput(resetCallsMain bool) *Input {
+	in := &Input{ITCMSize: 64 << 10, ITCMUsed: 0x100, BusySamples: 10000, BootRoots: []string{"Reset_Handler", "no_such_root"}}
+	addr := uint32(flashBase)
+	fn := func(name, source, section string, samples int) {
+		in.Funcs = append(in.Funcs, Func{Key: KeyFor(source, name), Symbol: name, Section: section,
+			Object: strings.TrimSuffix(source, ".c") + ".o", Addr: addr, Size: 64, Align: 4, Region: "FLASH", Samples: samples})
+		addr += 64
+	}
+	fn("Reset_Handler", "boot.c", ".text.Reset_Handler", 0)
+	fn("SystemInit", "boot.c", ".text.SystemInit", 0)
+	fn("data_copy", "boot.c", ".text.data_copy", 0)
+	fn("memcpy", "string.c", ".text.memcpy", 900) // hot, but the boot copy needs it
+	fn("early_cycle_a", "boot.c", ".text.early_cycle_a", 50)
+	fn("early_cycle_b", "boot.c", ".text.early_cycle_b", 50)
+	fn("main", "main.c", ".text.startup.main", 20)
+	fn("hot", "main.c", ".text.hot", 3000)
+	fn("ip_input", "net_ip.c", ".text.ip_input", 2000)
+	fn("legacy", "old.c", ".text", 500)
+	fn("sampler_isr", "sampler.c", ".text.sampler_isr", 700)
+	in.Funcs[len(in.Funcs)-1].Pin = "sampler code"
+	fn("rare", "main.c", ".text.rare", 3)
+	fn("rodata_fn", "main.c", ".ramfunc.rodata_fn", 40)
+	in.Funcs = append(in.Funcs, Func{Key: KeyFor("itcm.c", "fast"), Symbol: "fast", Section: ".itcm.fast",
+		Object: "itcm.o", Addr: 0x40, Size: 32, Align: 4, Region: "ITCM", Samples: 400})
+	at := func(name string) uint32 {
+		for _, f := range in.Funcs {
+			if f.Symbol == name {
+				return f.Addr
+			}
+		}
+		panic(name)
+	}
+	edges := [][2]string{
+		{"Reset_Handler", "SystemInit"}, {"Reset_Handler", "data_copy"}, {"data_copy", "memcpy"},
+		{"SystemInit", "early_cycle_a"}, {"early_cycle_a", "early_cycle_b"}, {"early_cycle_b", "early_cycle_a"},
+		{"main", "hot"}, {"hot", "memcpy"}, {"hot", "ip_input"},
+	}
+	if resetCallsMain {
+		edges = append(edges, [2]string{"Reset_Handler", "main"})
+	}
+	for _, e := range edges {
+		in.Edges = append(in.Edges, Edge{Caller: at(e[0]), Callee: at(e[1])})
+	}
+	return in
+}
+
+func reasons(p *Plan) map[string]string {
+	r := make(map[string]string)
+	for _, x := range p.Excluded {
+		r[x.Symbol] = x.Reason
+	}
+	return r
+}
+
+// TestExclusions checks the transitive boot closure (through a cycle), pins,
+// patterns, plain .text, non-.text sections, too few samples, and code that
+// already is in ITCM.
+func TestExclusions(t *testing.T) {
+	in := graphInput(false)
+	plan, err := Build(in, Options{Budget: -1, Excludes: []string{"net_*.c"}, CurveBudgets: []uint32{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := reasons(plan)
+	want := map[string]string{
+		"Reset_Handler": ReasonBoot, "SystemInit": ReasonBoot, "data_copy": ReasonBoot, "memcpy": ReasonBoot,
+		"early_cycle_a": ReasonBoot, "early_cycle_b": ReasonBoot,
+		"ip_input": ReasonExcluded, "legacy": ReasonNoSection, "sampler_isr": ReasonPinned,
+		"rare": ReasonFewSamples, "rodata_fn": ReasonNotText, "fast": ReasonInITCM,
+	}
+	for name, reason := range want {
+		if got[name] != reason {
+			t.Errorf("%s: excluded as %q, want %q", name, got[name], reason)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("excluded %v, want exactly %v", got, want)
+	}
+	var planned []string
+	for _, e := range plan.Entries {
+		planned = append(planned, e.Symbol)
+	}
+	if fmt.Sprint(planned) != "[hot main]" { // emission order: by section name within main.o
+		t.Errorf("planned %v, want [hot main]", planned)
+	}
+	if len(plan.Warnings) != 1 || !strings.Contains(plan.Warnings[0], "no_such_root") {
+		t.Errorf("warnings %q, want one about no_such_root", plan.Warnings)
+	}
+}
+
+// TestBootClosureFollowsEveryPath: with Reset_Handler → main in the graph,
+// the whole application is boot-reachable and nothing may move. (Real
+// boards list as roots only what runs before the ITCM copy.)
+func TestBootClosureFollowsEveryPath(t *testing.T) {
+	plan, err := Build(graphInput(true), Options{Budget: -1, CurveBudgets: []uint32{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Entries) != 0 {
+		t.Fatalf("planned %v although everything is reachable from Reset_Handler", plan.Entries)
+	}
+	if r := reasons(plan); r["ip_input"] != ReasonBoot || r["hot"] != ReasonBoot {
+		t.Fatalf("reasons %v", r)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	in := graphInput(false)
+	if _, err := Build(in, Options{Excludes: []string{"[unclosed"}}); err == nil {
+		t.Error("bad glob accepted")
+	}
+	if _, err := Build(in, Options{Budget: 1 << 20}); err == nil {
+		t.Error("budget beyond free ITCM accepted")
+	}
+	dup := graphInput(false)
+	dup.Funcs[1].Section = dup.Funcs[0].Section
+	dup.Funcs[1].Object = dup.Funcs[0].Object
+	if err := dup.Validate(); err == nil || !strings.Contains(err.Error(), "share input section") {
+		t.Errorf("shared section: %v", err)
+	}
+	over := graphInput(false)
+	over.BusySamples = 10
+	if err := over.Validate(); err == nil {
+		t.Error("more function samples than busy samples accepted")
+	}
+}
+
+func TestWilsonInterval(t *testing.T) {
+	// Reference values: Newcombe, Stat. Med. 17 (1998) 857, method 3.
+	for _, c := range []struct {
+		k, n   int
+		lo, hi float64
+	}{{0, 10, 0, 0.2775}, {81, 263, 0.2553, 0.3662}, {15, 148, 0.0624, 0.1605}} {
+		ci := WilsonInterval(c.k, c.n)
+		if math.Abs(ci.Lo-c.lo) > 5e-5 || math.Abs(ci.Hi-c.hi) > 5e-5 {
+			t.Errorf("Wilson(%d/%d) = [%.4f, %.4f], want [%.4f, %.4f]", c.k, c.n, ci.Lo, ci.Hi, c.lo, c.hi)
+		}
+	}
+}
+
+func TestRank(t *testing.T) {
+	in := graphInput(false)
+	rows := Rank(in, 0)
+	if rows[0].Func.Symbol != "hot" || rows[1].Func.Symbol != "ip_input" {
+		t.Fatalf("order %s, %s", rows[0].Func.Symbol, rows[1].Func.Symbol)
+	}
+	for _, r := range rows {
+		if r.Ranked != (r.Samples >= DefaultMinSamples) {
+			t.Errorf("%s: ranked %v with %d samples", r.Func.Symbol, r.Ranked, r.Samples)
+		}
+		if !(r.ShareCI.Lo <= r.Share && r.Share <= r.ShareCI.Hi) || !(r.DensityC.Lo <= r.Density && r.Density <= r.DensityC.Hi) {
+			t.Errorf("%s: estimate outside its interval", r.Func.Symbol)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteRankTable(&buf, rows); err != nil || !strings.Contains(buf.String(), "rare (main.c) (too few samples)") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+}
+
+func TestResolveToleratesCloneRenumbering(t *testing.T) {
+	f := func(source, sym string, size uint32) Func {
+		return Func{Key: KeyFor(source, sym), Symbol: sym, Size: size}
+	}
+	image := []Func{
+		f("a.c", "foo", 10), f("b.c", "foo", 20), // two statics named foo
+		f("a.c", "bar.constprop.3", 30),
+		f("a.c", "baz.isra.1", 40), f("a.c", "baz.isra.2", 44),
+		f("", "memcpy", 50),
+	}
+	entry := func(source, sym string, size uint32) Entry {
+		return Entry{Key: KeyFor(source, sym), Symbol: sym, Size: size}
+	}
+	got := Resolve([]Entry{
+		entry("b.c", "foo", 20), entry("a.c", "bar.constprop.0", 30), entry("a.c", "baz.isra.0", 45),
+		entry("newlib/memcpy.c", "memcpy", 50), entry("a.c", "gone", 1), entry("a.c", "bar.part.0", 30),
+	}, image)
+	want := []struct {
+		match Match
+		sym   string
+	}{{MatchExact, "foo"}, {MatchRenumbered, "bar.constprop.3"}, {MatchAmbiguous, "baz.isra.2"},
+		{MatchExact, "memcpy"}, {MatchMissing, ""}, {MatchMissing, ""}}
+	for k, w := range want {
+		sym := ""
+		if got[k].Func != nil {
+			sym = got[k].Func.Symbol
+			if got[k].Func.Key.Source != got[k].Entry.Key.Source && got[k].Func.Key.Source != "" {
+				t.Errorf("%d: matched across source files", k)
+			}
+		}
+		if got[k].Match != w.match || sym != w.sym {
+			t.Errorf("%s: %s %q, want %s %q", got[k].Entry.Symbol, got[k].Match, sym, w.match, w.sym)
+		}
+	}
+	if got[0].Func != &image[1] {
+		t.Error("static foo of b.c resolved to the wrong file")
+	}
+}
+
+// TestCurveSVG decodes the SVG as XML and finds every point where CurveXY
+// puts it.
+func TestCurveSVG(t *testing.T) {
+	rngIn := randomInput(rand.New(rand.NewSource(3)), 12, true)
+	plan, err := Build(rngIn, Options{Budget: 256, CurveBudgets: []uint32{0, 64, 128, 256}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := RenderCurveSVG(&buf, plan.Curve, "test <curve> & co"); err != nil {
+		t.Fatal(err)
+	}
+	type circle struct {
+		Class string  `xml:"class,attr"`
+		CX    float64 `xml:"cx,attr"`
+		CY    float64 `xml:"cy,attr"`
+	}
+	var found []circle
+	dec := xml.NewDecoder(&buf)
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "circle" {
+			var c circle
+			for _, a := range se.Attr {
+				switch a.Name.Local {
+				case "class":
+					c.Class = a.Value
+				case "cx":
+					fmt.Sscan(a.Value, &c.CX)
+				case "cy":
+					fmt.Sscan(a.Value, &c.CY)
+				}
+			}
+			found = append(found, c)
+		}
+	}
+	if len(found) != 2*len(plan.Curve) {
+		t.Fatalf("%d points, want %d", len(found), 2*len(plan.Curve))
+	}
+	for i, c := range plan.Curve {
+		for _, s := range []struct {
+			class string
+			share float64
+			got   circle
+		}{{"greedy", c.Greedy.Share, found[i]}, {"exact", c.Exact.Share, found[len(plan.Curve)+i]}} {
+			x, y := CurveXY(c.Budget, s.share, 256)
+			if s.got.Class != s.class || math.Abs(s.got.CX-x) > 0.06 || math.Abs(s.got.CY-y) > 0.06 {
+				t.Errorf("point %d %s at (%.1f,%.1f), want (%.1f,%.1f)", i, s.class, s.got.CX, s.got.CY, x, y)
+			}
+		}
+		if c.Exact.Samples < c.Greedy.Samples {
+			t.Errorf("budget %d: exact %d < greedy %d", c.Budget, c.Exact.Samples, c.Greedy.Samples)
+		}
+	}
+	var table bytes.Buffer
+	if err := WriteCurveTable(&table, plan.Curve); err != nil || strings.Count(table.String(), "\n") != len(plan.Curve)+1 {
+		t.Errorf("curve table:\n%s", table.String())
+	}
+}
