@@ -1,0 +1,174 @@
+// Package elf reads Cortex-M firmware ELFs: functions from the symbol table,
+// PC → inline chain and file:line from DWARF, memory regions, map files and
+// call-frame information. An Image is built once at load into flat sorted
+// arrays and then answers lookups by binary search, so symbolizing millions
+// of samples costs little.
+package elf
+
+import (
+	"bytes"
+	goelf "debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// Image is a loaded firmware ELF. It is immutable after Load and safe for
+// concurrent readers.
+type Image struct {
+	path     string
+	data     []byte // the whole file; sections and Bytes slice into it
+	file     *goelf.File
+	warnings []string
+
+	loaded []loadedSection // SHF_ALLOC PROGBITS sections sorted by Addr
+
+	funcs     []*Function // sorted by Addr
+	funcNames []frameName // frame names of funcs, for addresses DWARF does not cover
+
+	lines lineTable
+	tree  inlineTree
+}
+
+// loadedSection is the file content of one section that occupies target
+// memory, for Bytes.
+type loadedSection struct {
+	addr uint32
+	data []byte
+}
+
+// Open reads the ELF at path and loads it.
+func Open(path string) (*Image, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Load(data, path)
+}
+
+// Load parses data, the contents of a 32-bit little-endian ARM ELF named
+// name (used in messages and returned by Path). The Image keeps data: the
+// caller must not modify it afterwards. Bad input of any kind yields an
+// error, never a panic.
+func Load(data []byte, name string) (im *Image, err error) {
+	// debug/elf and debug/dwarf return errors for the malformations they
+	// know; the recover turns anything they miss on hostile input into the
+	// same one-line error rather than a crash of the whole tool.
+	defer func() {
+		if r := recover(); r != nil {
+			im, err = nil, fmt.Errorf("%s: malformed ELF (%v)", name, r)
+		}
+	}()
+	if err := checkHeader(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	f, err := goelf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	im = &Image{path: name, data: data, file: f}
+	if err := im.loadSections(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		if errors.Is(err, goelf.ErrNoSymbols) {
+			return nil, fmt.Errorf("%s: no symbol table (stripped ELF?); use the unstripped ELF from the build", name)
+		}
+		return nil, fmt.Errorf("%s: reading the symbol table: %w", name, err)
+	}
+	raw := collectFuncSymbols(f, syms)
+	im.loadDWARF(raw)
+	im.funcs = im.buildFunctions(raw)
+	return im, nil
+}
+
+// checkHeader rejects what tcmprof cannot use with a precise reason, before
+// debug/elf gives a less specific one.
+func checkHeader(data []byte) error {
+	if len(data) < 4 || !bytes.Equal(data[:4], []byte(goelf.ELFMAG)) {
+		return errors.New("not an ELF file (bad magic)")
+	}
+	if len(data) < 52 {
+		return fmt.Errorf("truncated: %d bytes is shorter than an ELF header", len(data))
+	}
+	switch goelf.Class(data[goelf.EI_CLASS]) {
+	case goelf.ELFCLASS32:
+	case goelf.ELFCLASS64:
+		return errors.New("64-bit ELF; tcmprof reads 32-bit ARM (Cortex-M) firmware only")
+	default:
+		return fmt.Errorf("unknown ELF class %d", data[goelf.EI_CLASS])
+	}
+	switch goelf.Data(data[goelf.EI_DATA]) {
+	case goelf.ELFDATA2LSB:
+	case goelf.ELFDATA2MSB:
+		return errors.New("big-endian ELF; Cortex-M firmware is little-endian")
+	default:
+		return fmt.Errorf("unknown ELF data encoding %d", data[goelf.EI_DATA])
+	}
+	if m := goelf.Machine(uint16(data[18]) | uint16(data[19])<<8); m != goelf.EM_ARM {
+		return fmt.Errorf("ELF is for %v, not ARM", m)
+	}
+	return nil
+}
+
+// loadSections checks that every section's contents lie within the file,
+// so that a truncated ELF is reported as such, and indexes the sections
+// that hold target memory.
+func (im *Image) loadSections() error {
+	for _, s := range im.file.Sections {
+		if s.Type == goelf.SHT_NOBITS || s.Type == goelf.SHT_NULL {
+			continue
+		}
+		if s.Offset > uint64(len(im.data)) || s.FileSize > uint64(len(im.data))-s.Offset {
+			return fmt.Errorf("truncated: section %s needs bytes up to %d but the file has %d",
+				s.Name, s.Offset+s.FileSize, len(im.data))
+		}
+		if s.Type == goelf.SHT_PROGBITS && s.Flags&goelf.SHF_ALLOC != 0 && s.Flags&goelf.SHF_COMPRESSED == 0 && s.Size > 0 {
+			im.loaded = append(im.loaded, loadedSection{
+				addr: uint32(s.Addr),
+				data: im.data[s.Offset : s.Offset+s.FileSize : s.Offset+s.FileSize],
+			})
+		}
+	}
+	sort.SliceStable(im.loaded, func(i, j int) bool { return im.loaded[i].addr < im.loaded[j].addr })
+	return nil
+}
+
+// sectionData returns the raw contents of the named section as stored in
+// the file (nil if absent or compressed).
+func (im *Image) sectionData(name string) []byte {
+	s := im.file.Section(name)
+	if s == nil || s.Type == goelf.SHT_NOBITS || s.Flags&goelf.SHF_COMPRESSED != 0 {
+		return nil
+	}
+	return im.data[s.Offset : s.Offset+s.FileSize]
+}
+
+// Path returns the name the Image was loaded from.
+func (im *Image) Path() string { return im.path }
+
+// Warnings returns what Load could not use but worked around, e.g. an ELF
+// without DWARF, which is symbolized from the symbol table only.
+func (im *Image) Warnings() []string { return im.warnings }
+
+// File returns the parsed ELF, for readers of other sections (CFI, calls).
+func (im *Image) File() *goelf.File { return im.file }
+
+// Bytes returns the n bytes at target address addr as the ELF holds them
+// (from a loaded PROGBITS section; for code copied to RAM at boot that is its
+// run address, since sections carry their VMA). ok is false if the range is
+// not wholly inside one such section. The slice aliases the Image: do not
+// modify it.
+func (im *Image) Bytes(addr, n uint32) (b []byte, ok bool) {
+	i := sort.Search(len(im.loaded), func(i int) bool { return im.loaded[i].addr > addr }) - 1
+	for ; i >= 0; i-- { // sections may overlap (e.g. several at 0); try each below addr
+		s := im.loaded[i]
+		off := uint64(addr) - uint64(s.addr)
+		if off+uint64(n) <= uint64(len(s.data)) {
+			return s.data[off : off+uint64(n)], true
+		}
+	}
+	return nil, false
+}

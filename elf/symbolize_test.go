@@ -1,0 +1,347 @@
+package elf
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	goelf "debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The symbolizer is proven against llvm-symbolizer (and, where llvm is
+// fooled, arm-none-eabi-addr2line) on firmware the test builds itself from
+// testdata/symbolize: every optimisation level and DWARF version in
+// testdata/symbolize/Makefile, every instruction address in the image.
+
+const symSrcDir = "testdata/symbolize"
+
+// symITCMHigh is ITCM_HIGH in testdata/symbolize/Makefile.
+const symITCMHigh = 0x10000000
+
+// symVariants are the ELFs testdata/symbolize/Makefile builds by default.
+var symVariants = []string{"O0-dwarf4", "O0-dwarf5", "Os-dwarf4", "Os-dwarf5", "O2-dwarf4", "O2-dwarf5"}
+
+var (
+	symBuildOnce sync.Once
+	symBuildDir  string
+	symBuildErr  error
+)
+
+// symELFDir builds the test firmware once per test binary and returns the
+// directory holding <variant>.elf. The directory is named after a hash of
+// the sources, so later runs reuse it; it is filled atomically (built
+// aside, then renamed). The test is skipped only if the cross compiler is
+// missing.
+func symELFDir(t testing.TB) string {
+	t.Helper()
+	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-g++", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (make deps installs it): cannot build the test firmware", tool)
+		}
+	}
+	symBuildOnce.Do(func() { symBuildDir, symBuildErr = symBuildELFs() })
+	if symBuildErr != nil {
+		t.Fatal(symBuildErr)
+	}
+	return symBuildDir
+}
+
+func symBuildELFs() (string, error) {
+	h := sha256.New()
+	entries, err := os.ReadDir(symSrcDir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(symSrcDir, e.Name()))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
+		h.Write(b)
+	}
+	abs, err := filepath.Abs(symSrcDir)
+	if err != nil {
+		return "", err
+	}
+	h.Write([]byte(abs)) // DWARF records absolute paths
+	dir := filepath.Join(os.TempDir(), "tcmprof-testelf-"+hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "tcmprof-testelf-build-")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("make", "-s", "-j2", "-C", symSrcDir, "OUT="+tmp, "all")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("building test firmware: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "done"), nil, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(filepath.Join(dir, "done")); serr == nil {
+			return dir, nil // another test process won the race
+		}
+		return "", err
+	}
+	return dir, nil
+}
+
+func symOpenVariant(t testing.TB, v string) (*Image, string) {
+	t.Helper()
+	path := filepath.Join(symELFDir(t), v+".elf")
+	im, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return im, path
+}
+
+func symNeedTool(t testing.TB, tool string) {
+	t.Helper()
+	if _, err := exec.LookPath(tool); err != nil {
+		t.Skipf("%s not installed (make deps installs it)", tool)
+	}
+}
+
+var symInsnLine = regexp.MustCompile(`^\s*([0-9a-f]+):\t[0-9a-f]{4}(?: [0-9a-f]{4})?\s*\t(\S+)`)
+
+// symInstructionAddrs lists every instruction address objdump disassembles in
+// the executable sections (literal pools, shown as .word, excluded).
+func symInstructionAddrs(t testing.TB, path string) []uint32 {
+	t.Helper()
+	out, err := exec.Command("arm-none-eabi-objdump", "-d", path).Output()
+	if err != nil {
+		t.Fatalf("objdump: %v", err)
+	}
+	var addrs []uint32
+	for _, line := range strings.Split(string(out), "\n") {
+		m := symInsnLine.FindStringSubmatch(line)
+		if m == nil || strings.HasPrefix(m[2], ".") {
+			continue
+		}
+		a, err := strconv.ParseUint(m[1], 16, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, uint32(a))
+	}
+	if len(addrs) < 100 {
+		t.Fatalf("objdump found only %d instructions in %s", len(addrs), path)
+	}
+	return addrs
+}
+
+type symLLVMFrame struct {
+	FunctionName string
+	FileName     string
+	Line         int
+	Column       int
+	StartAddress string
+}
+
+// symLLVM runs one llvm-symbolizer process over all addrs.
+func symLLVM(t testing.TB, path string, addrs []uint32, extra ...string) [][]symLLVMFrame {
+	t.Helper()
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "0x%x\n", a)
+	}
+	args := append([]string{"--output-style=JSON", "--obj=" + path}, extra...)
+	cmd := exec.Command("llvm-symbolizer", args...)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("llvm-symbolizer: %v", err)
+	}
+	var res [][]symLLVMFrame
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r struct{ Symbol []symLLVMFrame }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("llvm-symbolizer output %q: %v", sc.Text(), err)
+		}
+		res = append(res, r.Symbol)
+	}
+	if len(res) != len(addrs) {
+		t.Fatalf("llvm-symbolizer answered %d of %d addresses", len(res), len(addrs))
+	}
+	return res
+}
+
+// symFrameID is how an oracle names a frame when it does not demangle: the
+// linkage name if DWARF has one, else the plain name.
+func symFrameID(f Frame) string {
+	if f.Mangled != "" {
+		return f.Mangled
+	}
+	return f.Function
+}
+
+// cleanPath is what Frame.File holds for the path an oracle prints, which
+// keeps comp_dir/dir/../../file verbatim.
+func cleanPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	return path.Clean(p)
+}
+
+// symNames returns the names of fn and its aliases, and their bases.
+func symNames(fn *Function) []string {
+	var names []string
+	for _, n := range append([]string{fn.Name}, fn.Aliases...) {
+		base, _ := SplitClone(n)
+		names = append(names, n, base)
+	}
+	return names
+}
+
+// TestSymbolizeMatchesLLVM compares every instruction address of every
+// variant with llvm-symbolizer: the same number of frames, and per frame
+// the same function, file, line and column.
+//
+// Intended differences, each asserted here:
+//   - llvm-symbolizer names the outermost frame from the ELF symbol table
+//     (so "hash_buf.constprop.0", or whichever alias it finds); we name it
+//     from DWARF ("hash_buf", the DWARF name among aliases) and keep the
+//     symbol in Function.Name/Clone. So the outermost name must be a
+//     symbol (or its base) at that address, and ours must be the base of
+//     one too.
+//   - File is clean: llvm-symbolizer prints comp_dir/dir/../../file, we
+//     print the file that names, so llvm's is compared after path.Clean.
+//   - GNU ld resolves the DWARF of functions removed by --gc-sections to
+//     address 0. Code in ITCM lives near 0, and llvm-symbolizer (and
+//     addr2line) then answer with the removed function or its lines. We
+//     drop ranges and line sequences at 0 when no function starts there;
+//     llvm-symbolizer is asked about ITCM code in <variant>.hi.elf, the
+//     same link with ITCM at symITCMHigh (see the Makefile).
+//   - Where no function symbol nor DWARF function covers an address
+//     (padding), we return nil; llvm-symbolizer may still give the line of
+//     a sequence that runs over it, but never a function.
+//   - Veneers have no DWARF: llvm-symbolizer names them from the symbol
+//     table (as we do) but takes a file from the last STT_FILE symbol
+//     ("reent.c") or from the removed functions at 0; we give no file.
+func TestSymbolizeMatchesLLVM(t *testing.T) {
+	symNeedTool(t, "llvm-symbolizer")
+	symNeedTool(t, "arm-none-eabi-objdump")
+	symNeedTool(t, "arm-none-eabi-addr2line")
+	for _, v := range symVariants {
+		t.Run(v, func(t *testing.T) {
+			im, path := symOpenVariant(t, v)
+			addrs := symInstructionAddrs(t, path)
+			llvm := symLLVM(t, path, addrs, "--no-demangle")
+			lowCodeEnd := symLowCodeEnd(im)
+			var low []uint32 // addresses in code at 0, asked of the .hi.elf copy
+			var withLines int
+			for i, a := range addrs {
+				ours := im.Symbolize(a)
+				if !slices.Equal(ours, im.Symbolize(a|1)) {
+					t.Errorf("0x%x: Thumb bit changes the answer", a)
+				}
+				if len(ours) > 0 && ours[0].Line > 0 {
+					withLines++
+				}
+				if a < lowCodeEnd {
+					low = append(low, a)
+					continue
+				}
+				if msg := symCompareLLVM(im, a, ours, llvm[i]); msg != "" {
+					t.Errorf("0x%x: %s\n  ours: %+v\n  llvm: %+v", a, msg, ours, llvm[i])
+				}
+			}
+			if withLines < len(addrs)*9/10 {
+				t.Errorf("only %d of %d instructions have a line", withLines, len(addrs))
+			}
+			if len(low) > 0 {
+				shifted := make([]uint32, len(low))
+				for i, a := range low {
+					shifted[i] = a + symITCMHigh
+				}
+				hi := symLLVM(t, strings.TrimSuffix(path, ".elf")+".hi.elf", shifted, "--no-demangle")
+				for i, a := range low {
+					ours := im.Symbolize(a)
+					if msg := symCompareLLVM(im, a, ours, hi[i]); msg != "" {
+						t.Errorf("0x%x (ITCM, as 0x%x in .hi.elf): %s\n  ours: %+v\n  llvm: %+v", a, shifted[i], msg, ours, hi[i])
+					}
+				}
+			}
+			t.Logf("%d instructions, %d with lines, %d in ITCM", len(addrs), withLines, len(low))
+		})
+	}
+}
+
+func symCompareLLVM(im *Image, a uint32, ours []Frame, want []symLLVMFrame) string {
+	if fn := im.FunctionAt(a); fn != nil && fn.Veneer {
+		if len(ours) != 1 || ours[0] != (Frame{Function: fn.Name, Short: fn.Name}) || want[0].FunctionName != fn.Name {
+			return "veneer " + fn.Name + " not named from the symbol table alone"
+		}
+		return ""
+	}
+	if len(want) == 1 && want[0].FunctionName == "" {
+		// llvm's "??" (maybe with the line of a sequence that runs over
+		// padding): no function here.
+		if ours != nil {
+			return "llvm knows no function here"
+		}
+		return ""
+	}
+	if len(ours) != len(want) {
+		return fmt.Sprintf("%d frames, llvm %d", len(ours), len(want))
+	}
+	for k, w := range want {
+		o := ours[k]
+		if o.File != cleanPath(w.FileName) || o.Line != w.Line || o.Column != w.Column {
+			return fmt.Sprintf("frame %d at %s:%d:%d, llvm %s:%d:%d", k, o.File, o.Line, o.Column, w.FileName, w.Line, w.Column)
+		}
+		if k < len(want)-1 {
+			if symFrameID(o) != w.FunctionName {
+				return fmt.Sprintf("frame %d is %q, llvm %q", k, symFrameID(o), w.FunctionName)
+			}
+			continue
+		}
+		fn := im.FunctionAt(a)
+		if fn == nil {
+			if symFrameID(o) != w.FunctionName {
+				return fmt.Sprintf("outermost frame is %q, llvm %q (no symbol)", symFrameID(o), w.FunctionName)
+			}
+			continue
+		}
+		names := symNames(fn)
+		if !slices.Contains(names, w.FunctionName) {
+			return fmt.Sprintf("llvm's outermost %q is not a symbol of %s at 0x%x", w.FunctionName, fn.Name, fn.Addr)
+		}
+		if !slices.Contains(names, symFrameID(o)) {
+			return fmt.Sprintf("outermost frame %q is not a symbol of %s at 0x%x", symFrameID(o), fn.Name, fn.Addr)
+		}
+	}
+	return ""
+}
+
+// symLowCodeEnd returns the end of an executable section that starts at
+// address 0, 0 if there is none.
+func symLowCodeEnd(im *Image) uint32 {
+	for _, s := range im.File().Sections {
+		if s.Addr == 0 && s.Flags&goelf.SHF_EXECINSTR != 0 && s.Size > 0 {
+			return uint32(s.Size)
+		}
+	}
+	return 0
+}

@@ -1,0 +1,260 @@
+package elf
+
+import (
+	goelf "debug/elf"
+	"sort"
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// Function is one function of the image: a FUNC symbol (or a linker veneer)
+// with its extent, the other symbols at its address, and where it comes from.
+type Function struct {
+	Name    string // ELF symbol name, e.g. "hash_buf.constprop.0"
+	Base    string // Name without its clone suffix, e.g. "hash_buf"
+	Clone   string // the clone suffix, e.g. ".constprop.0"; "" if none
+	Display string // demangled name (the DWARF name when aliases exist), with " [clone …]" for clones
+	Addr    uint32 // Thumb bit cleared
+	Size    uint32
+	Local   bool     // STB_LOCAL
+	Aliases []string // the other FUNC symbol names at Addr
+	Source  string   // source file: the DWARF CU's (absolute) or else the STT_FILE name
+	Veneer  bool     // linker long-branch stub, e.g. __foo_veneer (GNU ld)
+}
+
+// cloneKinds are the suffixes GCC appends to a function it has specialised
+// or split; they may be stacked (foo.isra.0.constprop.0).
+var cloneKinds = []string{"constprop", "isra", "part", "cold", "lto_priv", "clone", "localalias", "specialized"}
+
+// SplitClone splits a symbol name into its base and clone suffix:
+// "hash_buf.constprop.0" → ("hash_buf", ".constprop.0"),
+// "f.isra.0.cold" → ("f", ".isra.0.cold"). A name without a known clone
+// suffix is returned whole.
+func SplitClone(name string) (base, clone string) {
+	for i := 1; i < len(name); i++ {
+		if name[i] != '.' {
+			continue
+		}
+		rest := name[i+1:]
+		for _, k := range cloneKinds {
+			if strings.HasPrefix(rest, k) && (len(rest) == len(k) || rest[len(k)] == '.') {
+				return name[:i], name[i:]
+			}
+		}
+	}
+	return name, ""
+}
+
+// isVeneerName recognises GNU ld's long-branch stubs, __<target>_veneer.
+func isVeneerName(name string) bool {
+	return len(name) > len("___veneer") && strings.HasPrefix(name, "__") && strings.HasSuffix(name, "_veneer")
+}
+
+// isMappingSymbol reports ARM ELF mapping symbols ($a, $t, $d, $t.1, …),
+// which mark instruction-set changes, not functions.
+func isMappingSymbol(name string) bool {
+	return len(name) >= 2 && name[0] == '$' && strings.ContainsRune("atd", rune(name[1])) && (len(name) == 2 || name[2] == '.')
+}
+
+// funcSymbol is one FUNC (or veneer) symbol before grouping by address.
+type funcSymbol struct {
+	name   string
+	addr   uint32
+	size   uint32
+	bind   goelf.SymBind
+	file   string // STT_FILE in force for a local symbol
+	veneer bool
+	end    uint32 // end of the symbol's section, bounding a size-0 symbol
+}
+
+// rawSymbols is what Load needs from the symbol table.
+type rawSymbols struct {
+	funcs []funcSymbol
+	// marks holds the address of every other symbol that starts something
+	// in an allocated section (objects, labels), sorted; a size-0 function
+	// extends up to the next one.
+	marks []uint32
+	// hasCodeAt0 is true if a function starts at address 0. GNU ld resolves
+	// DWARF addresses of functions it garbage-collected to 0, so DWARF
+	// ranges at 0 are only believed if real code lives there.
+	hasCodeAt0 bool
+}
+
+func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
+	var raw rawSymbols
+	var file string
+	for _, s := range syms {
+		typ := goelf.ST_TYPE(s.Info)
+		if typ == goelf.STT_FILE {
+			file = s.Name
+			continue
+		}
+		if s.Section == goelf.SHN_UNDEF || s.Section >= goelf.SHN_LORESERVE || int(s.Section) >= len(f.Sections) {
+			continue
+		}
+		sec := f.Sections[s.Section]
+		if sec.Flags&goelf.SHF_ALLOC == 0 || isMappingSymbol(s.Name) || s.Name == "" {
+			continue
+		}
+		addr := uint32(s.Value)
+		veneer := isVeneerName(s.Name)
+		if typ != goelf.STT_FUNC && !veneer {
+			raw.marks = append(raw.marks, addr)
+			continue
+		}
+		addr &^= 1
+		bind := goelf.ST_BIND(s.Info)
+		fs := funcSymbol{name: s.Name, addr: addr, size: uint32(s.Size), bind: bind, veneer: veneer,
+			end: uint32(min(sec.Addr+sec.Size, 1<<32-1))}
+		if bind == goelf.STB_LOCAL {
+			fs.file = file
+		}
+		raw.funcs = append(raw.funcs, fs)
+		if addr == 0 {
+			raw.hasCodeAt0 = true
+		}
+	}
+	sort.Slice(raw.marks, func(i, j int) bool { return raw.marks[i] < raw.marks[j] })
+	return raw
+}
+
+// maxVeneerSize bounds a veneer whose symbol gives no size: GNU ld's ARM
+// long-branch stubs are at most 16 bytes (its PIC variants), so a sample
+// further on is not in the stub.
+const maxVeneerSize = 16
+
+// buildFunctions groups FUNC symbols by address into Functions sorted by
+// Addr, choosing the DWARF name's symbol as the primary among aliases.
+func (im *Image) buildFunctions(raw rawSymbols) []*Function {
+	syms := raw.funcs
+	sort.SliceStable(syms, func(i, j int) bool { return syms[i].addr < syms[j].addr })
+	var funcs []*Function
+	im.funcNames = nil
+	for i := 0; i < len(syms); {
+		j := i + 1
+		for j < len(syms) && syms[j].addr == syms[i].addr {
+			j++
+		}
+		group := syms[i:j]
+		next := uint32(0) // start of the next function, 0 if none
+		if j < len(syms) {
+			next = syms[j].addr
+		}
+		fn := im.newFunction(group, next, raw.marks)
+		funcs = append(funcs, fn)
+		im.funcNames = append(im.funcNames, symbolFrameName(fn))
+		i = j
+	}
+	return funcs
+}
+
+func (im *Image) newFunction(group []funcSymbol, next uint32, marks []uint32) *Function {
+	addr := group[0].addr
+	sub := im.tree.subprogramAt(addr)
+	var dwarfName, linkage string
+	if sub != nil {
+		dwarfName, linkage = sub.name, sub.linkage
+	}
+	primary := pickPrimary(group, dwarfName, linkage)
+	p := group[primary]
+	fn := &Function{Name: p.name, Addr: addr, Local: p.bind == goelf.STB_LOCAL, Source: p.file}
+	fn.Base, fn.Clone = SplitClone(p.name)
+	seen := map[string]bool{p.name: true}
+	for _, s := range group {
+		fn.Size = max(fn.Size, s.size)
+		fn.Veneer = fn.Veneer || s.veneer
+		if !seen[s.name] {
+			seen[s.name] = true
+			fn.Aliases = append(fn.Aliases, s.name)
+		}
+	}
+	if fn.Size == 0 {
+		// Hand-written assembly and some linker stubs have no .size: the
+		// function runs up to the next symbol or the end of its section.
+		end := p.end
+		if next > addr && next < end {
+			end = next
+		}
+		if k := sort.Search(len(marks), func(k int) bool { return marks[k] > addr }); k < len(marks) && marks[k] < end {
+			end = marks[k]
+		}
+		fn.Size = end - addr
+		if fn.Veneer {
+			fn.Size = min(fn.Size, maxVeneerSize)
+		}
+	}
+	if sub != nil && sub.source != "" {
+		fn.Source = sub.source
+	}
+	switch {
+	case linkage != "":
+		fn.Display = demangle.Filter(linkage)
+	case dwarfName != "" && !strings.HasPrefix(fn.Base, "_Z"):
+		fn.Display = dwarfName
+	default:
+		fn.Display = demangle.Filter(fn.Base)
+	}
+	if fn.Clone != "" {
+		fn.Display += " [clone " + fn.Clone + "]"
+	}
+	return fn
+}
+
+// pickPrimary chooses which of the symbols at one address names the
+// function: the one DWARF names, else a global over a weak over a local
+// one, else the first in the symbol table.
+func pickPrimary(group []funcSymbol, dwarfName, linkage string) int {
+	best, bestScore := 0, -1
+	for i, s := range group {
+		base, _ := SplitClone(s.name)
+		score := 0
+		switch {
+		case linkage != "" && (s.name == linkage || base == linkage):
+			score = 8
+		case dwarfName != "" && (s.name == dwarfName || base == dwarfName):
+			score = 8
+		}
+		switch s.bind {
+		case goelf.STB_GLOBAL:
+			score += 2
+		case goelf.STB_WEAK:
+			score++
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	return best
+}
+
+// Functions returns the image's functions sorted by Addr. The slice and its
+// elements belong to the Image: do not modify them.
+func (im *Image) Functions() []*Function { return im.funcs }
+
+// FunctionAt returns the function whose extent holds addr (bit 0 ignored),
+// or nil.
+func (im *Image) FunctionAt(addr uint32) *Function {
+	if i := im.functionIndex(addr &^ 1); i >= 0 {
+		return im.funcs[i]
+	}
+	return nil
+}
+
+// functionIndex returns the index in funcs of the function holding pc, -1
+// if none.
+func (im *Image) functionIndex(pc uint32) int {
+	lo, hi := 0, len(im.funcs)
+	for lo < hi { // first function with Addr > pc
+		m := int(uint(lo+hi) >> 1)
+		if im.funcs[m].Addr <= pc {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo > 0 && pc-im.funcs[lo-1].Addr < im.funcs[lo-1].Size {
+		return lo - 1
+	}
+	return -1
+}
