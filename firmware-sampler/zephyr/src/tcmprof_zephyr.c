@@ -1,0 +1,364 @@
+/*
+ * The sampler core on Zephyr, i.MX RT10xx: the PIT interrupt as a
+ * zero-latency direct vector, the PIT clock, the build id, the thread table,
+ * and the sampler thread that carries the wire protocol over the UART chosen
+ * as tcmprof,transport (a second CDC-ACM port with the tcmprof-sampler
+ * snippet).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <zephyr/device.h>
+#include <zephyr/devicetree.h>
+#include <zephyr/drivers/clock_control.h>
+#include <zephyr/drivers/uart.h>
+#include <zephyr/irq.h>
+#include <zephyr/kernel.h>
+#include <zephyr/logging/log.h>
+#include <zephyr/spinlock.h>
+#include <zephyr/sys/ring_buffer.h>
+
+#include <fsl_clock.h>
+
+#include "tcmprof_pit.h"
+#include "tcmprof_sampler.h"
+#include "tcmprof_zephyr.h"
+
+LOG_MODULE_REGISTER(tcmprof, CONFIG_TCMPROF_SAMPLER_LOG_LEVEL);
+
+#define PIT_NODE DT_NODELABEL(pit0)
+#define PIT_IRQ DT_IRQN(PIT_NODE)
+#define TRANSPORT_NODE DT_CHOSEN(tcmprof_transport)
+
+BUILD_ASSERT(DT_NODE_EXISTS(PIT_NODE), "tcmprof: no pit0 node: the sampler needs the RT10xx PIT");
+/*
+ * The four PIT channels share one interrupt. The counter driver for an
+ * enabled pit0 would IRQ_CONNECT it as well, and its ISR would be replaced
+ * or doubly registered.
+ */
+BUILD_ASSERT(!DT_NODE_HAS_STATUS(PIT_NODE, okay),
+	     "tcmprof: the pit0 node must stay status = \"disabled\": the sampler owns the PIT "
+	     "and connects its shared IRQ 122 as a zero-latency direct vector");
+BUILD_ASSERT(PIT_IRQ == PIT_IRQn, "tcmprof: pit0's interrupt is not the HAL's PIT_IRQn");
+BUILD_ASSERT(DT_NODE_EXISTS(TRANSPORT_NODE),
+	     "tcmprof: no transport: add chosen { tcmprof,transport = &<uart>; } "
+	     "(the tcmprof-sampler snippet makes it a second CDC-ACM port)");
+BUILD_ASSERT(DT_REG_ADDR(PIT_NODE) == 0x40084000, "tcmprof: unexpected PIT address");
+
+/* The build id ld writes with --build-id (sha1, 20 bytes) when CONFIG_LINKER_GNU_BUILD_ID is set. */
+#define GNU_BUILD_ID_SHA1_LEN 20u
+#ifdef CONFIG_LINKER_GNU_BUILD_ID
+/* As tests/kernel/common/src/main.c calls it (the declaring header was not located). */
+const uint8_t *sys_gnu_build_id_get(void);
+#endif
+
+static const struct device *const transport = DEVICE_DT_GET(TRANSPORT_NODE);
+
+/* All calls into the core (thread context) hold this: sampler thread and shell. */
+static K_MUTEX_DEFINE(core_lock);
+static struct tcmp_port_config port_config;
+static atomic_t core_ready;
+
+/*
+ * UART bytes in both directions. The UART callback (for CDC-ACM, run from
+ * the USB class's work queue) and the sampler thread each own one end; the
+ * spinlock makes each ring's put/get pair safe between them.
+ */
+RING_BUF_DECLARE(rx_ring, CONFIG_TCMPROF_SAMPLER_RX_BUFFER_SIZE);
+RING_BUF_DECLARE(tx_ring, CONFIG_TCMPROF_SAMPLER_TX_BUFFER_SIZE);
+static struct k_spinlock ring_lock;
+static K_SEM_DEFINE(rx_ready, 0, 1);
+static K_SEM_DEFINE(tx_room, 0, 1);
+
+/* ---- clocks ----------------------------------------------------------- */
+
+/*
+ * Ungates the PIT and returns its clock (PERCLK), Hz. clock_control is asked
+ * first, as the pit0 node names it; in clock_control_mcux_ccm.c the PIT's
+ * on() is a no-op and its get_rate() is compiled only with the PIT counter
+ * driver, which must stay off here, so the HAL gate (CCGR1 CG6) and
+ * frequency are the fallback that does the work today.
+ */
+static uint32_t pit_clock_on(void)
+{
+	const struct device *ccm = DEVICE_DT_GET(DT_CLOCKS_CTLR(PIT_NODE));
+	clock_control_subsys_t subsys = (clock_control_subsys_t)DT_CLOCKS_CELL(PIT_NODE, name);
+	uint32_t rate = 0;
+
+	if (device_is_ready(ccm)) {
+		(void)clock_control_on(ccm, subsys);
+		if (clock_control_get_rate(ccm, subsys, &rate) != 0) {
+			rate = 0;
+		}
+	}
+	CLOCK_EnableClock(kCLOCK_Pit);
+	if (rate == 0) {
+		rate = CLOCK_GetFreq(kCLOCK_PerClk);
+	}
+	return rate;
+}
+
+/* ---- port hooks (thread context; the ISR hooks are in tcmprof_pit.c) -- */
+
+#ifdef CONFIG_TCMPROF_SAMPLER_THREAD
+struct thread_entry {
+	uint32_t id;
+	char name[TCMP_MAX_THREAD_NAME + 1];
+};
+
+static struct thread_entry thread_table[CONFIG_TCMPROF_SAMPLER_MAX_THREADS];
+static size_t thread_count;
+
+static void collect_thread(const struct k_thread *thread, void *user_data)
+{
+	const char *name = k_thread_name_get((k_tid_t)thread);
+	struct thread_entry *e;
+
+	ARG_UNUSED(user_data);
+	if (thread_count == ARRAY_SIZE(thread_table)) {
+		return;
+	}
+	e = &thread_table[thread_count++];
+	e->id = (uint32_t)(uintptr_t)thread;
+	e->name[0] = '\0';
+	if (name != NULL) {
+		strncpy(e->name, name, sizeof(e->name) - 1);
+		e->name[sizeof(e->name) - 1] = '\0';
+	}
+}
+
+/*
+ * Copies the thread list first and emits it afterwards: k_thread_foreach
+ * holds the kernel's thread-list lock during its callbacks, and emit may
+ * block on the transport.
+ */
+void tcmp_port_list_threads(tcmp_thread_emit_fn emit, void *ctx)
+{
+	thread_count = 0;
+	k_thread_foreach(collect_thread, NULL);
+	for (size_t i = 0; i < thread_count; i++) {
+		emit(ctx, thread_table[i].id, thread_table[i].name);
+	}
+}
+#endif
+
+void tcmp_port_write(const uint8_t *data, size_t len)
+{
+	while (len > 0) {
+		k_spinlock_key_t key = k_spin_lock(&ring_lock);
+		uint32_t queued = ring_buf_put(&tx_ring, data, len);
+
+		k_spin_unlock(&ring_lock, key);
+		uart_irq_tx_enable(transport);
+		data += queued;
+		len -= queued;
+		if (len > 0 &&
+		    k_sem_take(&tx_room, K_MSEC(CONFIG_TCMPROF_SAMPLER_TX_TIMEOUT_MS)) != 0) {
+			/*
+			 * Nobody reads the port. Dropping the rest loses at most
+			 * this frame, which the host sees as a gap or garbage and
+			 * resynchronises on the next 0x00; blocking would stall
+			 * the sampler thread and every shell command.
+			 */
+			LOG_WRN("transport stalled, %zu bytes dropped", len);
+			return;
+		}
+	}
+}
+
+/* ---- transport -------------------------------------------------------- */
+
+static void transport_callback(const struct device *dev, void *user_data)
+{
+	ARG_UNUSED(user_data);
+	while (uart_irq_update(dev) > 0 && uart_irq_is_pending(dev) > 0) {
+		if (uart_irq_rx_ready(dev) > 0) {
+			uint8_t buf[64];
+			int n = uart_fifo_read(dev, buf, sizeof(buf));
+
+			if (n > 0) {
+				k_spinlock_key_t key = k_spin_lock(&ring_lock);
+
+				/*
+				 * Bytes beyond the ring are lost; the command
+				 * they belonged to fails its CRC and the host
+				 * repeats it.
+				 */
+				(void)ring_buf_put(&rx_ring, buf, n);
+				k_spin_unlock(&ring_lock, key);
+				k_sem_give(&rx_ready);
+			}
+		}
+		if (uart_irq_tx_ready(dev) > 0) {
+			uint8_t buf[64];
+			k_spinlock_key_t key = k_spin_lock(&ring_lock);
+			uint32_t n = ring_buf_peek(&tx_ring, buf, sizeof(buf));
+
+			k_spin_unlock(&ring_lock, key);
+			if (n == 0) {
+				uart_irq_tx_disable(dev);
+				continue;
+			}
+			int sent = uart_fifo_fill(dev, buf, n);
+
+			if (sent > 0) {
+				key = k_spin_lock(&ring_lock);
+				ring_buf_get(&tx_ring, NULL, sent);
+				k_spin_unlock(&ring_lock, key);
+				k_sem_give(&tx_room);
+			}
+		}
+	}
+}
+
+static void feed_received_bytes(void)
+{
+	uint8_t buf[64];
+	uint32_t n;
+
+	do {
+		k_spinlock_key_t key = k_spin_lock(&ring_lock);
+
+		n = ring_buf_get(&rx_ring, buf, sizeof(buf));
+		k_spin_unlock(&ring_lock, key);
+		if (n > 0) {
+			tcmp_rx(buf, n);
+		}
+	} while (n > 0);
+}
+
+/* ---- init and the sampler thread ------------------------------------- */
+
+static void init_core(void)
+{
+	uint32_t timer_hz = pit_clock_on();
+	uint32_t min_ticks = timer_hz / CONFIG_TCMPROF_SAMPLER_MAX_RATE_HZ;
+
+	port_config = (struct tcmp_port_config){
+		.cpu_hz = CLOCK_GetFreq(kCLOCK_CpuClk),
+		.timer_hz = timer_hz,
+		.min_interval_ticks = min_ticks > 0 ? min_ticks : 1,
+		.max_interval_ticks = TCMP_PIT_MAX_INTERVAL_TICKS,
+		.default_rate_hz = CONFIG_TCMPROF_SAMPLER_DEFAULT_RATE_HZ,
+		/* Different runs of the same image should not share a jitter sequence. */
+		.seed = k_cycle_get_32() | 1u,
+	};
+#ifdef CONFIG_LINKER_GNU_BUILD_ID
+	port_config.build_id = sys_gnu_build_id_get();
+	port_config.build_id_len = port_config.build_id != NULL ? GNU_BUILD_ID_SHA1_LEN : 0;
+#endif
+	tcmp_init(&port_config);
+
+	/*
+	 * The core's naked entry is the vector itself: it reads EXC_RETURN
+	 * from LR and the stacked frame from MSP/PSP, which a compiler ISR
+	 * prologue (ISR_DIRECT_DECLARE) would already have moved. As a
+	 * zero-latency IRQ it preempts irq_lock() regions and never enters
+	 * the kernel: it returns straight from the exception.
+	 */
+	IRQ_DIRECT_CONNECT(PIT_IRQ, 0, tcmp_sample_isr, IRQ_ZERO_LATENCY);
+	irq_enable(PIT_IRQ);
+	atomic_set(&core_ready, 1);
+	LOG_INF("PIT %u Hz, CPU %u Hz, capacity %u words", port_config.timer_hz,
+		port_config.cpu_hz, TCMP_BUFFER_WORDS);
+}
+
+static void sampler_thread(void *p1, void *p2, void *p3)
+{
+	ARG_UNUSED(p1);
+	ARG_UNUSED(p2);
+	ARG_UNUSED(p3);
+
+	if (!device_is_ready(transport)) {
+		LOG_ERR("transport %s not ready", transport->name);
+		return;
+	}
+	k_mutex_lock(&core_lock, K_FOREVER);
+	init_core();
+	k_mutex_unlock(&core_lock);
+
+	uart_irq_callback_user_data_set(transport, transport_callback, NULL);
+	uart_irq_rx_enable(transport);
+
+	for (;;) {
+		/* Woken by received bytes, else often enough to stream. */
+		(void)k_sem_take(&rx_ready, K_MSEC(CONFIG_TCMPROF_SAMPLER_POLL_MS));
+		k_mutex_lock(&core_lock, K_FOREVER);
+		feed_received_bytes();
+		tcmp_poll();
+		k_mutex_unlock(&core_lock);
+	}
+}
+
+K_THREAD_DEFINE(tcmprof_sampler, CONFIG_TCMPROF_SAMPLER_THREAD_STACK_SIZE, sampler_thread, NULL,
+		NULL, NULL, CONFIG_TCMPROF_SAMPLER_THREAD_PRIORITY, 0, 0);
+
+/* ---- local control (shell) -------------------------------------------- */
+
+uint8_t tcmprof_zephyr_start(const struct tcmp_start_args *args)
+{
+	uint8_t status;
+
+	if (!atomic_get(&core_ready)) {
+		return TCMP_ERR_UNAVAILABLE;
+	}
+	k_mutex_lock(&core_lock, K_FOREVER);
+	status = tcmp_start(args);
+	k_mutex_unlock(&core_lock);
+	return status;
+}
+
+uint8_t tcmprof_zephyr_stop(void)
+{
+	uint8_t status;
+
+	if (!atomic_get(&core_ready)) {
+		return TCMP_ERR_UNAVAILABLE;
+	}
+	k_mutex_lock(&core_lock, K_FOREVER);
+	status = tcmp_stop();
+	k_mutex_unlock(&core_lock);
+	return status;
+}
+
+void tcmprof_zephyr_status(struct tcmp_status *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!atomic_get(&core_ready)) {
+		return;
+	}
+	k_mutex_lock(&core_lock, K_FOREVER);
+	tcmp_get_status(out);
+	k_mutex_unlock(&core_lock);
+}
+
+uint8_t tcmprof_zephyr_clear(void)
+{
+	struct tcmp_status st;
+	uint8_t status = TCMP_OK;
+
+	if (!atomic_get(&core_ready)) {
+		return TCMP_ERR_UNAVAILABLE;
+	}
+	k_mutex_lock(&core_lock, K_FOREVER);
+	tcmp_get_status(&st);
+	if (st.state == TCMP_STATE_RUNNING) {
+		status = TCMP_ERR_BUSY;
+	} else {
+		/*
+		 * The core has no local DONE; re-initialising it is the same
+		 * state change. The timer is stopped, but an interrupt may
+		 * still be pending in the NVIC: keep it out meanwhile.
+		 */
+		irq_disable(PIT_IRQ);
+		tcmp_init(&port_config);
+		irq_enable(PIT_IRQ);
+	}
+	k_mutex_unlock(&core_lock);
+	return status;
+}
+
+uint32_t tcmprof_zephyr_timer_hz(void)
+{
+	return atomic_get(&core_ready) ? port_config.timer_hz : 0;
+}
