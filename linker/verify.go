@@ -1,0 +1,165 @@
+package linker
+
+import (
+	"fmt"
+
+	"github.com/tcmprof/tcmprof/place"
+)
+
+// Image is what verify needs to know about the rebuilt image.
+type Image struct {
+	// Funcs lists every function of the new image with Key, Symbol,
+	// Section, Object, Addr and Size (the elf package fills it like the
+	// planner's input).
+	Funcs []place.Func
+	// ITCMStart, ITCMSize: the ITCM range; ITCMUsed: bytes from ITCMStart to
+	// the end of the last ITCM section (what place.Input.ITCMUsed means).
+	ITCMStart, ITCMSize, ITCMUsed uint32
+	// Veneers is the number of long-branch veneer symbols (__*_veneer) GNU
+	// ld created.
+	Veneers int
+}
+
+func (img *Image) inITCM(addr uint32) bool {
+	return addr >= img.ITCMStart && uint64(addr) < uint64(img.ITCMStart)+uint64(img.ITCMSize)
+}
+
+// Violation kinds.
+const (
+	ViolationMissing    = "missing"          // a planned function is not in the new image
+	ViolationNotInITCM  = "not in ITCM"      // a planned function stayed out of ITCM
+	ViolationExcluded   = "excluded in ITCM" // a function the plan excluded is now in ITCM
+	ViolationITCMUse    = "ITCM use"         // more ITCM used than predicted, beyond tolerance
+	ViolationVeneers    = "veneers"          // more veneers than predicted, beyond tolerance
+	ViolationITCMExceed = "ITCM overflow"    // used bytes exceed the ITCM size
+)
+
+// Violation is one way the rebuilt image departs from the plan.
+type Violation struct {
+	Kind   string
+	Name   string // the function concerned, if any
+	Detail string
+}
+
+func (v Violation) String() string {
+	if v.Name == "" {
+		return v.Kind + ": " + v.Detail
+	}
+	return v.Kind + ": " + v.Name + ": " + v.Detail
+}
+
+// Report is the outcome of Verify.
+type Report struct {
+	Resolved          []place.Resolution
+	ITCMUsed          int64
+	PredictedITCMUsed int64
+	ITCMTolerance     int64
+	Veneers           int
+	PredictedVeneers  int
+	VeneerTolerance   int
+	Violations        []Violation
+	// Notes are departures that are not failures: renumbered clones, less
+	// ITCM or fewer veneers than predicted, unplanned newcomers in ITCM.
+	Notes []string
+}
+
+// ITCMTolerance is how far the rebuilt image's ITCM use may exceed the
+// prediction: 16 bytes for the stub section's alignment padding, plus 4
+// bytes per planned function. The per-function allowance absorbs what the
+// model does not see: with Zephyr, other ITCM_TEXT relocations (the SoC's
+// own) interleave with the plan in gen_relocate_app.py's sort order and
+// shift the alignment padding (at most 4 bytes per boundary for Thumb code
+// aligned to 4); and rebuilt functions change size by a few bytes when
+// literal pools or branch encodings change.
+func ITCMTolerance(p *place.Plan) int64 { return 16 + 4*int64(len(p.Entries)) }
+
+// VeneerTolerance is how many more veneers than predicted are accepted:
+// 2, or 10 % of the prediction if more. Veneers follow the call graph the
+// planner was given (direct BL and B.W from disassembly); calls the
+// disassembly misses, such as those the compiler adds when a rebuilt
+// function inlines differently, show up here.
+func VeneerTolerance(p *place.Plan) int {
+	return max(2, p.Prediction.Veneers/10)
+}
+
+// Verify checks a rebuilt image against its plan: every planned function is
+// in ITCM, no excluded function moved into ITCM, and ITCM use and veneer
+// count are within tolerance of the prediction. A nil error with
+// violations is the normal "plan not met" outcome; the caller exits
+// non-zero when len(Report.Violations) > 0.
+func Verify(p *place.Plan, img *Image) (*Report, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if img.ITCMSize == 0 {
+		return nil, fmt.Errorf("linker: verify: image has no ITCM range")
+	}
+	r := &Report{
+		ITCMUsed: int64(img.ITCMUsed), PredictedITCMUsed: p.Prediction.ITCMUsed, ITCMTolerance: ITCMTolerance(p),
+		Veneers: img.Veneers, PredictedVeneers: p.Prediction.Veneers, VeneerTolerance: VeneerTolerance(p),
+	}
+	planned := make(map[*place.Func]bool)
+	r.Resolved = place.Resolve(p.Entries, img.Funcs)
+	for _, res := range r.Resolved {
+		name := res.Entry.Key.String()
+		switch res.Match {
+		case place.MatchMissing:
+			r.Violations = append(r.Violations, Violation{ViolationMissing, name, "no function of this name in the new image"})
+			continue
+		case place.MatchRenumbered:
+			r.Notes = append(r.Notes, fmt.Sprintf("%s is now %s", name, res.Func.Symbol))
+		case place.MatchAmbiguous:
+			r.Notes = append(r.Notes, fmt.Sprintf("%s matches several renumbered clones; checked %s", name, res.Func.Symbol))
+		}
+		planned[res.Func] = true
+		if !img.inITCM(res.Func.Addr) {
+			r.Violations = append(r.Violations, Violation{ViolationNotInITCM, name, fmt.Sprintf("%s is at %#x", res.Func.Symbol, res.Func.Addr)})
+		}
+	}
+
+	wasInITCM := make(map[*place.Func]bool)
+	var excluded []place.Entry
+	var reasons []place.Exclusion
+	for _, x := range p.Excluded {
+		excluded = append(excluded, x.Entry)
+		reasons = append(reasons, x)
+	}
+	for k, res := range place.Resolve(excluded, img.Funcs) {
+		if res.Func == nil || planned[res.Func] {
+			continue
+		}
+		if reasons[k].Reason == place.ReasonInITCM {
+			wasInITCM[res.Func] = true
+			continue
+		}
+		if img.inITCM(res.Func.Addr) {
+			r.Violations = append(r.Violations, Violation{ViolationExcluded, res.Entry.Key.String(),
+				fmt.Sprintf("excluded (%s) but at %#x", reasons[k].Reason, res.Func.Addr)})
+		}
+	}
+	for i := range img.Funcs {
+		f := &img.Funcs[i]
+		if img.inITCM(f.Addr) && !planned[f] && !wasInITCM[f] {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s is in ITCM but neither planned nor there before", f.Key))
+		}
+	}
+
+	if img.ITCMUsed > img.ITCMSize {
+		r.Violations = append(r.Violations, Violation{ViolationITCMExceed, "", fmt.Sprintf("%d bytes used of %d", img.ITCMUsed, img.ITCMSize)})
+	}
+	switch d := r.ITCMUsed - r.PredictedITCMUsed; {
+	case d > r.ITCMTolerance:
+		r.Violations = append(r.Violations, Violation{ViolationITCMUse, "",
+			fmt.Sprintf("%d bytes used, predicted %d (tolerance %d)", r.ITCMUsed, r.PredictedITCMUsed, r.ITCMTolerance)})
+	case d != 0:
+		r.Notes = append(r.Notes, fmt.Sprintf("ITCM use %d bytes, predicted %d", r.ITCMUsed, r.PredictedITCMUsed))
+	}
+	switch d := r.Veneers - r.PredictedVeneers; {
+	case d > r.VeneerTolerance:
+		r.Violations = append(r.Violations, Violation{ViolationVeneers, "",
+			fmt.Sprintf("%d veneers, predicted %d (tolerance %d)", r.Veneers, r.PredictedVeneers, r.VeneerTolerance)})
+	case d != 0:
+		r.Notes = append(r.Notes, fmt.Sprintf("%d veneers, predicted %d", r.Veneers, r.PredictedVeneers))
+	}
+	return r, nil
+}
