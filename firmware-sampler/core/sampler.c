@@ -169,16 +169,23 @@ static uint32_t words_shift_for(uint8_t fields)
 	return 2;
 }
 
+/* Timer ticks per sample at rate_hz, rounded to nearest; 0 for rate 0. */
+static uint32_t mean_interval(uint32_t rate_hz)
+{
+	if (rate_hz == 0)
+		return 0;
+	return (uint32_t)(((uint64_t)core.cfg.timer_hz + rate_hz / 2u) / rate_hz);
+}
+
 void tcmp_init(const struct tcmp_port_config *cfg)
 {
 	memset(&isr, 0, sizeof isr);
 	memset(&core, 0, sizeof core);
 	core.cfg = *cfg;
-	if (core.cfg.build_id == NULL || core.cfg.build_id_len > TCMP_MAX_BUILD_ID)
-		core.cfg.build_id_len = core.cfg.build_id == NULL ? 0 : TCMP_MAX_BUILD_ID;
 	isr.rng = cfg->seed != 0 ? cfg->seed : DEFAULT_SEED;
 	core.state = TCMP_STATE_IDLE;
 	core.fields = TCMP_FIELD_PC;
+	core.mean_ticks = mean_interval(cfg->default_rate_hz);
 	core.capacity = TCMP_BUFFER_WORDS;
 	/* A stray interrupt before the first START still gets a valid interval. */
 	isr.interval_base = cfg->max_interval_ticks != 0 ? cfg->max_interval_ticks : 1u;
@@ -193,9 +200,7 @@ static void send(void)
 
 static void send_reply(uint8_t command, uint8_t status)
 {
-	tcmp_frame_begin(&core.out, TCMP_FRAME_REPLY);
-	tcmp_frame_u8(&core.out, command);
-	tcmp_frame_u8(&core.out, status);
+	tcmp_encode_reply(&core.out, command, status);
 	send();
 }
 
@@ -228,36 +233,9 @@ static void send_header(void)
 {
 	struct tcmp_status st;
 	tcmp_get_status(&st);
-	struct tcmp_frame *f = &core.out;
-	tcmp_frame_begin(f, TCMP_FRAME_HEADER);
-	tcmp_frame_u8(f, TCMP_PROTO_MAJOR);
-	tcmp_frame_u8(f, TCMP_PROTO_MINOR);
-	tcmp_frame_u8(f, TCMP_SAMPLER_VERSION_MAJOR);
-	tcmp_frame_u8(f, TCMP_SAMPLER_VERSION_MINOR);
-	tcmp_frame_u8(f, TCMP_SAMPLER_VERSION_PATCH);
-	tcmp_frame_u8(f, st.state);
-	tcmp_frame_u8(f, st.mode);
-	tcmp_frame_u8(f, st.fields);
-	tcmp_frame_u8(f, st.jitter_pct);
-	tcmp_frame_u8(f, 0);
-	tcmp_frame_u32(f, core.cfg.cpu_hz);
-	tcmp_frame_u32(f, core.cfg.timer_hz);
-	tcmp_frame_u32(f, st.mean_interval_ticks);
-	tcmp_frame_u32(f, st.capacity);
-	tcmp_frame_u32(f, st.taken);
-	tcmp_frame_u32(f, st.dropped);
-	tcmp_frame_u32(f, st.stored);
-	tcmp_frame_u32(f, st.held_from);
-	tcmp_frame_u8(f, core.cfg.build_id_len);
-	tcmp_frame_bytes(f, core.cfg.build_id, core.cfg.build_id_len);
+	tcmp_encode_header(&core.out, &st, core.cfg.cpu_hz, core.cfg.timer_hz, core.cfg.build_id,
+			   core.cfg.build_id_len);
 	send();
-}
-
-/* Halfword delta of two PCs as a signed value, kept in uint32_t. */
-static uint32_t halfword_delta(uint32_t pc, uint32_t prev)
-{
-	uint32_t d = pc - prev;
-	return (d >> 1) | (d & 0x80000000u);
 }
 
 /*
@@ -266,83 +244,51 @@ static uint32_t halfword_delta(uint32_t pc, uint32_t prev)
  */
 static uint32_t send_data(uint32_t first, uint32_t end)
 {
-	struct tcmp_frame *f = &core.out;
 	const uint32_t shift = words_shift_for(core.fields);
-	const uint8_t fields = core.fields;
-	uint32_t prev_pc = 0, prev_lr = 0, prev_thread = 0;
-	uint32_t k = 0;
+	const int second_is_lr = (core.fields & TCMP_FIELD_LR) != 0;
+	struct tcmp_data_enc e;
+	uint32_t i = first;
 
-	tcmp_frame_begin(f, TCMP_FRAME_DATA);
-	tcmp_frame_u32(f, first);
-	size_t count_at = f->len;
-	tcmp_frame_u16(f, 0);
-	while (first + k != end && tcmp_frame_room(f) >= TCMP_MAX_RECORD_BYTES) {
-		const uint32_t *rec = &buffer[((first + k) << shift) & (TCMP_BUFFER_WORDS - 1u)];
-		uint32_t pc = rec[0], lr = 0, xpsr = 0, thread = 0;
+	tcmp_data_begin(&e, &core.out, core.fields, first);
+	for (; i != end && tcmp_data_has_room(&e); i++) {
+		const uint32_t *w = &buffer[(i << shift) & (TCMP_BUFFER_WORDS - 1u)];
+		struct tcmp_record r = {w[0], 0, 0, 0};
 		if (shift == 1) {
-			if (fields & TCMP_FIELD_LR)
-				lr = rec[1];
+			if (second_is_lr)
+				r.lr = w[1];
 			else
-				xpsr = rec[1];
+				r.exc = w[1];
 		} else if (shift == 2) {
-			lr = rec[1];
-			xpsr = rec[2];
-			thread = rec[3];
+			r.lr = w[1];
+			r.exc = w[2];
+			r.thread = w[3];
 		}
-		tcmp_frame_varint(f, tcmp_zigzag(halfword_delta(pc, prev_pc)));
-		prev_pc = pc;
-		if (fields & TCMP_FIELD_LR) {
-			tcmp_frame_varint(f, tcmp_zigzag(lr - prev_lr));
-			prev_lr = lr;
-		}
-		if (fields & TCMP_FIELD_EXC)
-			tcmp_frame_varint(f, xpsr & 0x1FFu);
-		if (fields & TCMP_FIELD_THREAD) {
-			tcmp_frame_varint(f, tcmp_zigzag(thread - prev_thread));
-			prev_thread = thread;
-		}
-		k++;
+		tcmp_data_add(&e, &r);
 	}
-	tcmp_put_u16(&f->payload[count_at], (uint16_t)k);
+	tcmp_data_finish(&e);
 	send();
-	return k;
+	return i - first;
 }
 
 static void send_end(uint8_t reason, uint32_t first, uint32_t end)
 {
 	struct tcmp_status st;
 	tcmp_get_status(&st);
-	struct tcmp_frame *f = &core.out;
-	tcmp_frame_begin(f, TCMP_FRAME_END);
-	tcmp_frame_u8(f, reason);
-	tcmp_frame_u32(f, first);
-	tcmp_frame_u32(f, end);
-	tcmp_frame_u32(f, st.taken);
-	tcmp_frame_u32(f, st.dropped);
-	tcmp_frame_u32(f, st.stored);
+	tcmp_encode_end(&core.out, reason, first, end, st.taken, st.dropped, st.stored);
 	send();
 }
 
 #if TCMP_ENABLE_THREAD
-/* Appends one thread to the THREADS frame, sending the frame first when the
- * entry would not fit or the count byte is full. */
+/* One thread of the port's list: into the THREADS frame, sending the frame
+ * first when the entry would not fit. */
 static void emit_thread(void *ctx, uint32_t id, const char *name)
 {
-	struct tcmp_frame *f = &core.out;
-	size_t len = 0;
 	(void)ctx;
-	if (name != NULL)
-		while (len < TCMP_MAX_THREAD_NAME && name[len] != '\0')
-			len++;
-	if (tcmp_frame_room(f) < 5u + len || f->payload[1] == 255u) {
+	if (!tcmp_threads_fits(&core.out, name)) {
 		send();
-		tcmp_frame_begin(f, TCMP_FRAME_THREADS);
-		tcmp_frame_u8(f, 0);
+		tcmp_threads_begin(&core.out);
 	}
-	tcmp_frame_u32(f, id);
-	tcmp_frame_u8(f, (uint8_t)len);
-	tcmp_frame_bytes(f, (const uint8_t *)name, len);
-	f->payload[1]++;
+	tcmp_threads_add(&core.out, id, name);
 }
 #endif
 
@@ -352,8 +298,7 @@ static void send_threads(void)
 #if TCMP_ENABLE_THREAD
 	if ((core.fields & TCMP_FIELD_THREAD) == 0)
 		return;
-	tcmp_frame_begin(&core.out, TCMP_FRAME_THREADS);
-	tcmp_frame_u8(&core.out, 0);
+	tcmp_threads_begin(&core.out);
 	tcmp_port_list_threads(emit_thread, NULL);
 	send();
 #endif
@@ -415,7 +360,7 @@ uint8_t tcmp_start(const struct tcmp_start_args *a)
 	uint32_t rate = a->rate_hz != 0 ? a->rate_hz : core.cfg.default_rate_hz;
 	if (rate == 0 || rate > core.cfg.timer_hz)
 		return TCMP_ERR_BAD_ARG;
-	uint32_t mean = (uint32_t)(((uint64_t)core.cfg.timer_hz + rate / 2u) / rate);
+	uint32_t mean = mean_interval(rate);
 	uint32_t half = (uint32_t)((uint64_t)mean * a->jitter_pct / 100u);
 	if (mean - half < core.cfg.min_interval_ticks || mean - half == 0 ||
 	    (uint64_t)mean + half > core.cfg.max_interval_ticks)

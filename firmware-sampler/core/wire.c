@@ -120,3 +120,124 @@ size_t tcmp_frame_seal(struct tcmp_frame *f, uint8_t *out)
 	out[n++] = 0;
 	return n;
 }
+
+void tcmp_encode_header(struct tcmp_frame *f, const struct tcmp_status *st, uint32_t cpu_hz,
+			uint32_t timer_hz, const uint8_t *build_id, uint8_t build_id_len)
+{
+	tcmp_frame_begin(f, TCMP_FRAME_HEADER);
+	tcmp_frame_u8(f, TCMP_PROTO_MAJOR);
+	tcmp_frame_u8(f, TCMP_PROTO_MINOR);
+	tcmp_frame_u8(f, TCMP_SAMPLER_VERSION_MAJOR);
+	tcmp_frame_u8(f, TCMP_SAMPLER_VERSION_MINOR);
+	tcmp_frame_u8(f, TCMP_SAMPLER_VERSION_PATCH);
+	tcmp_frame_u8(f, st->state);
+	tcmp_frame_u8(f, st->mode);
+	tcmp_frame_u8(f, st->fields);
+	tcmp_frame_u8(f, st->jitter_pct);
+	tcmp_frame_u8(f, 0);
+	tcmp_frame_u32(f, cpu_hz);
+	tcmp_frame_u32(f, timer_hz);
+	tcmp_frame_u32(f, st->mean_interval_ticks);
+	tcmp_frame_u32(f, st->capacity);
+	tcmp_frame_u32(f, st->taken);
+	tcmp_frame_u32(f, st->dropped);
+	tcmp_frame_u32(f, st->stored);
+	tcmp_frame_u32(f, st->held_from);
+	if (build_id == NULL || build_id_len > TCMP_MAX_BUILD_ID)
+		build_id_len = build_id == NULL ? 0 : TCMP_MAX_BUILD_ID;
+	tcmp_frame_u8(f, build_id_len);
+	tcmp_frame_bytes(f, build_id, build_id_len);
+}
+
+void tcmp_encode_end(struct tcmp_frame *f, uint8_t reason, uint32_t first, uint32_t end,
+		     uint32_t taken, uint32_t dropped, uint32_t stored)
+{
+	tcmp_frame_begin(f, TCMP_FRAME_END);
+	tcmp_frame_u8(f, reason);
+	tcmp_frame_u32(f, first);
+	tcmp_frame_u32(f, end);
+	tcmp_frame_u32(f, taken);
+	tcmp_frame_u32(f, dropped);
+	tcmp_frame_u32(f, stored);
+}
+
+void tcmp_encode_reply(struct tcmp_frame *f, uint8_t command, uint8_t status)
+{
+	tcmp_frame_begin(f, TCMP_FRAME_REPLY);
+	tcmp_frame_u8(f, command);
+	tcmp_frame_u8(f, status);
+}
+
+/* Offset of the u16 record count in a DATA payload (after type, first). */
+#define DATA_COUNT_AT 5u
+
+void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint32_t first)
+{
+	e->f = f;
+	e->fields = fields;
+	e->count = 0;
+	e->prev = (struct tcmp_record){0, 0, 0, 0};
+	tcmp_frame_begin(f, TCMP_FRAME_DATA);
+	tcmp_frame_u32(f, first);
+	tcmp_frame_u16(f, 0);
+}
+
+int tcmp_data_has_room(const struct tcmp_data_enc *e)
+{
+	return tcmp_frame_room(e->f) >= TCMP_MAX_RECORD_BYTES;
+}
+
+/* Halfword delta of two PCs, as a signed 32-bit value in a uint32_t. */
+static uint32_t halfword_delta(uint32_t pc, uint32_t prev)
+{
+	uint32_t d = pc - prev;
+	return (d >> 1) | (d & 0x80000000u);
+}
+
+void tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
+{
+	struct tcmp_frame *f = e->f;
+	tcmp_frame_varint(f, tcmp_zigzag(halfword_delta(r->pc, e->prev.pc)));
+	if (e->fields & TCMP_FIELD_LR)
+		tcmp_frame_varint(f, tcmp_zigzag(r->lr - e->prev.lr));
+	if (e->fields & TCMP_FIELD_EXC)
+		tcmp_frame_varint(f, r->exc & 0x1FFu);
+	if (e->fields & TCMP_FIELD_THREAD)
+		tcmp_frame_varint(f, tcmp_zigzag(r->thread - e->prev.thread));
+	e->prev = *r;
+	e->count++;
+}
+
+void tcmp_data_finish(struct tcmp_data_enc *e)
+{
+	tcmp_put_u16(&e->f->payload[DATA_COUNT_AT], e->count);
+}
+
+static size_t thread_name_len(const char *name)
+{
+	size_t len = 0;
+	if (name != NULL)
+		while (len < TCMP_MAX_THREAD_NAME && name[len] != '\0')
+			len++;
+	return len;
+}
+
+void tcmp_threads_begin(struct tcmp_frame *f)
+{
+	tcmp_frame_begin(f, TCMP_FRAME_THREADS);
+	tcmp_frame_u8(f, 0);
+}
+
+int tcmp_threads_fits(const struct tcmp_frame *f, const char *name)
+{
+	return f->payload[1] < 255u && tcmp_frame_room(f) >= 5u + thread_name_len(name);
+}
+
+void tcmp_threads_add(struct tcmp_frame *f, uint32_t id, const char *name)
+{
+	size_t len = thread_name_len(name);
+	tcmp_frame_u32(f, id);
+	tcmp_frame_u8(f, (uint8_t)len);
+	tcmp_frame_bytes(f, (const uint8_t *)name, len);
+	f->payload[1]++;
+}

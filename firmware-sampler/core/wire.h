@@ -79,4 +79,45 @@ void tcmp_frame_varint(struct tcmp_frame *f, uint32_t v);
  * TCMP_MAX_ENCODED + 2 bytes). Returns the number of bytes written. */
 size_t tcmp_frame_seal(struct tcmp_frame *f, uint8_t *out);
 
+/* ---- Frame encoders (docs/protocol.md section 3) ---- */
+
+/* HEADER from a status snapshot and the port's fixed facts. */
+void tcmp_encode_header(struct tcmp_frame *f, const struct tcmp_status *st, uint32_t cpu_hz,
+			uint32_t timer_hz, const uint8_t *build_id, uint8_t build_id_len);
+void tcmp_encode_end(struct tcmp_frame *f, uint8_t reason, uint32_t first, uint32_t end,
+		     uint32_t taken, uint32_t dropped, uint32_t stored);
+void tcmp_encode_reply(struct tcmp_frame *f, uint8_t command, uint8_t status);
+
+/* One sample as the encoder sees it; exc is the stacked xPSR (only bits
+ * 8:0 are sent) or the exception number itself. */
+struct tcmp_record {
+	uint32_t pc, lr, exc, thread;
+};
+
+/*
+ * DATA: begin, then add records while tcmp_data_has_room(), then finish
+ * (writes the record count). Each record is coded against the previous
+ * one of the same frame.
+ */
+struct tcmp_data_enc {
+	struct tcmp_frame *f;
+	uint8_t fields;
+	uint16_t count;
+	struct tcmp_record prev;
+};
+void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint32_t first);
+/* True while a worst-case record (TCMP_MAX_RECORD_BYTES) still fits. */
+int tcmp_data_has_room(const struct tcmp_data_enc *e);
+void tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r);
+void tcmp_data_finish(struct tcmp_data_enc *e);
+
+/*
+ * THREADS: begin, then for each thread: if !tcmp_threads_fits() seal and
+ * send the frame and begin again; then add. Names longer than
+ * TCMP_MAX_THREAD_NAME are cut.
+ */
+void tcmp_threads_begin(struct tcmp_frame *f);
+int tcmp_threads_fits(const struct tcmp_frame *f, const char *name);
+void tcmp_threads_add(struct tcmp_frame *f, uint32_t id, const char *name);
+
 #endif /* TCMPROF_WIRE_H */

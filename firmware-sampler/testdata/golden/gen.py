@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""Golden vectors of the tcmprof wire protocol (docs/protocol.md), v1.0.
+
+Written from the spec alone, independently of the C encoder (core/) and the
+Go decoder (sample/): both test suites compare their bytes with the files
+this script writes.
+
+    python3 gen.py          rewrite *.bin and vectors.json here
+    python3 gen.py --check  exit 1 if any file differs from what it would write
+
+vectors.json lists, per .bin file, the frames it holds in order, decoded:
+    {"file": "...", "description": "...",
+     "frames": [{"type": "DATA", "type_code": 2, "payload_hex": "...", ...fields}],
+     "non_frame_segments": ["hex", ...]}       (only in mixed_stream.bin)
+A DATA frame also carries "fields" (the run's field set, which the frame
+itself does not hold). 32-bit addresses and ids are "0x%08x" strings; other
+integers are JSON numbers.
+
+The scenarios the C tests replay (the drain_* files) are built from the same
+formulas as firmware-sampler/tests/test_golden.c: see sample_at().
+"""
+import json
+import os
+import struct
+import sys
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+FIELD_PC, FIELD_LR, FIELD_EXC, FIELD_THREAD = 1, 2, 4, 8
+MAX_PAYLOAD = 512
+MAX_RECORD = 17
+
+HEADER, DATA, END, REPLY, THREADS = 1, 2, 3, 4, 5
+START, STOP, STATUS, DRAIN, DONE = 0x81, 0x82, 0x83, 0x84, 0x85
+TYPE_NAMES = {HEADER: "HEADER", DATA: "DATA", END: "END", REPLY: "REPLY", THREADS: "THREADS",
+              START: "START", STOP: "STOP", STATUS: "STATUS", DRAIN: "DRAIN", DONE: "DONE"}
+
+
+def hx(v):
+    return "0x%08x" % v
+
+
+# --- framing -----------------------------------------------------------------
+
+def cobs(data):
+    """COBS, blocks of at most 254 data bytes, no empty block after a full
+    block that ends the data."""
+    out = bytearray()
+    block = bytearray()
+    for i, b in enumerate(data):
+        if b == 0:
+            out.append(len(block) + 1)
+            out += block
+            block = bytearray()
+            continue
+        block.append(b)
+        if len(block) == 254:
+            out.append(255)
+            out += block
+            block = bytearray()
+            if i == len(data) - 1:
+                return bytes(out)
+    out.append(len(block) + 1)
+    out += block
+    return bytes(out)
+
+
+def uncobs(seg):
+    out = bytearray()
+    i = 0
+    while i < len(seg):
+        code = seg[i]
+        i += 1
+        out += seg[i:i + code - 1]
+        i += code - 1
+        if code != 255 and i < len(seg):
+            out.append(0)
+    return bytes(out)
+
+
+def payload(ftype, body):
+    p = bytes([ftype]) + body
+    return p + struct.pack("<I", zlib.crc32(p) & 0xFFFFFFFF)
+
+
+def wire(p):
+    assert 5 <= len(p) <= MAX_PAYLOAD, len(p)
+    enc = cobs(p)
+    assert 0 not in enc and uncobs(enc) == p
+    return b"\x00" + enc + b"\x00"
+
+
+def varint(v):
+    assert 0 <= v < 1 << 32
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def s32(v):
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def zigzag(d):
+    """d is a signed 32-bit value."""
+    return ((d << 1) ^ (d >> 31)) & 0xFFFFFFFF
+
+
+# --- device -> host frames ---------------------------------------------------
+
+def header(state, mode, fields, jitter, cpu_hz, timer_hz, mean, capacity,
+           taken, dropped, stored, held_from, build_id=b""):
+    body = struct.pack("<BBBBBBBBBB", 1, 0, 0, 1, 0, state, mode, fields, jitter, 0)
+    body += struct.pack("<IIIIIIII", cpu_hz, timer_hz, mean, capacity, taken, dropped, stored, held_from)
+    body += bytes([len(build_id)]) + build_id
+    p = payload(HEADER, body)
+    desc = {"type": "HEADER", "proto_major": 1, "proto_minor": 0, "sampler_version": [0, 1, 0],
+            "state": state, "mode": mode, "fields": fields, "jitter_pct": jitter,
+            "cpu_hz": cpu_hz, "timer_hz": timer_hz, "mean_interval_ticks": mean,
+            "capacity": capacity, "taken": taken, "dropped": dropped, "stored": stored,
+            "held_from": held_from, "build_id": build_id.hex()}
+    return p, desc
+
+
+def encode_record(fields, rec, prev):
+    out = bytearray()
+    out += varint(zigzag(s32(rec["pc"] - prev["pc"]) >> 1))
+    if fields & FIELD_LR:
+        out += varint(zigzag(s32(rec["lr"] - prev["lr"])))
+    if fields & FIELD_EXC:
+        out += varint(rec["exc"])
+    if fields & FIELD_THREAD:
+        out += varint(zigzag(s32(rec["thread"] - prev["thread"])))
+    return bytes(out)
+
+
+def record_desc(fields, rec):
+    d = {"pc": hx(rec["pc"])}
+    if fields & FIELD_LR:
+        d["lr"] = hx(rec["lr"])
+    if fields & FIELD_EXC:
+        d["exc"] = rec["exc"]
+    if fields & FIELD_THREAD:
+        d["thread"] = hx(rec["thread"])
+    return d
+
+
+def data_frames(fields, first, recs):
+    """DATA frames for recs numbered from first, filled while the worst-case
+    record (17 bytes) still fits: [(payload, desc), ...]."""
+    frames = []
+    i = 0
+    while i < len(recs):
+        body = bytearray(struct.pack("<IH", first + i, 0))
+        prev = {"pc": 0, "lr": 0, "thread": 0}
+        k = 0
+        # payload = 1 type + body + 4 crc
+        while i + k < len(recs) and 1 + len(body) + MAX_RECORD + 4 <= MAX_PAYLOAD:
+            body += encode_record(fields, recs[i + k], prev)
+            prev = recs[i + k]
+            k += 1
+        struct.pack_into("<H", body, 4, k)
+        desc = {"type": "DATA", "first_index": first + i, "count": k, "fields": fields,
+                "records": [record_desc(fields, r) for r in recs[i:i + k]]}
+        frames.append((payload(DATA, bytes(body)), desc))
+        i += k
+    return frames
+
+
+def data_frame(fields, first, recs):
+    frames = data_frames(fields, first, recs)
+    assert len(frames) == 1
+    return frames[0]
+
+
+def end(reason, first, end_index, taken, dropped, stored):
+    p = payload(END, struct.pack("<BIIIII", reason, first, end_index, taken, dropped, stored))
+    return p, {"type": "END", "reason": reason, "first_index": first, "end_index": end_index,
+               "taken": taken, "dropped": dropped, "stored": stored}
+
+
+def reply(command, status):
+    return payload(REPLY, bytes([command, status])), {"type": "REPLY", "command": command, "status": status}
+
+
+def threads_frames(entries):
+    """THREADS frames for [(id, name)], filled to the payload limit."""
+    frames = []
+    body, got = bytearray([0]), []
+
+    def flush():
+        body[0] = len(got)
+        frames.append((payload(THREADS, bytes(body)),
+                       {"type": "THREADS", "threads": [{"id": hx(t), "name": n} for t, n in got]}))
+
+    for tid, name in entries:
+        nb = name.encode()[:31]
+        entry = struct.pack("<IB", tid, len(nb)) + nb
+        if 1 + len(body) + len(entry) + 4 > MAX_PAYLOAD or len(got) == 255:
+            flush()
+            body, got = bytearray([0]), []
+        body += entry
+        got.append((tid, nb.decode()))
+    flush()
+    return frames
+
+
+# --- host -> device frames ---------------------------------------------------
+
+def cmd_start(rate, jitter, fields, mode, count, duration_ms):
+    p = payload(START, struct.pack("<IBBBBII", rate, jitter, fields, mode, 0, count, duration_ms))
+    return p, {"type": "START", "rate_hz": rate, "jitter_pct": jitter, "fields": fields,
+               "mode": mode, "count": count, "duration_ms": duration_ms}
+
+
+def cmd_plain(ctype):
+    return payload(ctype, b""), {"type": TYPE_NAMES[ctype]}
+
+
+def cmd_drain(first, count):
+    p = payload(DRAIN, struct.pack("<II", first, count))
+    return p, {"type": "DRAIN", "from_index": first, "count": count}
+
+
+# --- scenarios shared with the C tests ---------------------------------------
+
+def sample_at(i):
+    """The i-th synthetic sample of the drain scenarios (tests/test_golden.c
+    computes the same). PCs wander over 40 KB of flash code with backward
+    jumps; every 7th LR is an EXC_RETURN; every 5th sample is in IRQ 122."""
+    pc = 0x60002000 + ((i * 2654435761) & 0xFFFF) % 0xA000
+    pc &= ~1
+    if i % 7 == 3:
+        lr = 0xFFFFFFF9
+    else:
+        lr = (0x60002000 + ((i * 40503) & 0x3FFF)) | 1
+    exc = 16 + 122 if i % 5 == 4 else 0
+    thread = (0x20001000, 0x20003400, 0x20000c80)[i % 3]
+    return {"pc": pc, "lr": lr, "exc": exc, "thread": thread}
+
+
+BUILD_ID = bytes(range(0xA0, 0xB4))  # 20 bytes, as ld --build-id=sha1
+THREAD_TABLE = [(0x20001000, "main"), (0x20003400, "sysworkq"),
+                (0x20000c80, "a_thread_name_of_31_bytes_long_")]
+SCEN = dict(cpu_hz=600000000, timer_hz=24000000, mean=2400)  # rate 10 kHz
+
+
+def drain_file(fields, words, n, first, count, with_threads):
+    recs = [sample_at(i) for i in range(n)]
+    endi = first + count if count else n
+    capacity = 16384 // words
+    frames = [header(2, 0, fields, 25, SCEN["cpu_hz"], SCEN["timer_hz"], SCEN["mean"], capacity,
+                     n, 0, n, 0, BUILD_ID)]
+    frames += data_frames(fields, first, recs[first:endi])
+    if with_threads:
+        frames += threads_frames(THREAD_TABLE)
+    frames.append(end(0, first, endi, n, 0, n))
+    return frames
+
+
+# --- the files ---------------------------------------------------------------
+
+def files():
+    out = []
+
+    def add(name, description, frames, raw=None, non_frames=()):
+        data = raw if raw is not None else b"".join(wire(p) for p, _ in frames)
+        descs = []
+        for p, d in frames:
+            d = dict(d)
+            d["type_code"] = p[0]
+            d["payload_hex"] = p.hex()
+            descs.append(d)
+        entry = {"file": name, "description": description, "frames": descs}
+        if non_frames:
+            entry["non_frame_segments"] = [s.hex() for s in non_frames]
+        out.append((name, data, entry))
+
+    add("header_no_build_id.bin", "HEADER of an idle device whose image has no build-id",
+        [header(0, 0, FIELD_PC, 0, 600000000, 24000000, 2400, 16384, 0, 0, 0, 0)])
+    add("header_build_id.bin", "HEADER of a running stream with all fields and a 20-byte build-id",
+        [header(1, 1, 0x0F, 25, 600000000, 24000000, 2400, 4096, 123456, 789, 122667, 122600, BUILD_ID)])
+
+    pcs = [0x60001234, 0x60001236, 0x60001236, 0x60001230, 0x600A0000, 0x00000100,
+           0x00000100, 0x6000FFFE, 0x60001234]
+    add("data_pc.bin", "DATA, PC only: forward, repeat (WFI), backward, ITCM and far jumps",
+        [data_frame(FIELD_PC, 0, [{"pc": p} for p in pcs])])
+
+    recs = [
+        {"pc": 0x60004000, "lr": 0x60003F01, "exc": 0, "thread": 0x20001000},
+        {"pc": 0x60003000, "lr": 0xFFFFFFF9, "exc": 138, "thread": 0x20001000},
+        {"pc": 0x00000200, "lr": 0x60003F01, "exc": 15, "thread": 0x20000C80},
+        {"pc": 0x00000100, "lr": 0xFFFFFFED, "exc": 0, "thread": 0x20003400},
+        {"pc": 0x60004002, "lr": 0x00000101, "exc": 511, "thread": 0},
+    ]
+    add("data_all_fields.bin",
+        "DATA, PC+LR+EXC+THREAD: negative deltas, EXC_RETURN LRs, 2-byte EXC, thread 0, first index 1000",
+        [data_frame(0x0F, 1000, recs)])
+    add("data_pc_lr.bin", "DATA, PC+LR (the 2-word record layout)",
+        [data_frame(FIELD_PC | FIELD_LR, 7, recs[:4])])
+    add("data_pc_exc.bin", "DATA, PC+EXC (the other 2-word layout)",
+        [data_frame(FIELD_PC | FIELD_EXC, 0, recs)])
+
+    # Big deltas (3-5 bytes each, no zero byte) from a first index with no
+    # zero byte: the payload runs > 254 bytes without a zero.
+    big = [{"pc": (0x60000000 + ((i * 0x9E3779B1) & 0x00FFFFFE)) if i % 2 else (0x00001000 + i * 0x2222)}
+           for i in range(80)]
+    p, d = data_frame(FIELD_PC, 0x01020304, big)
+    assert len(p) > 254 and max(len(s) for s in p.split(b"\x00")) > 254
+    add("data_cobs_split.bin", "DATA whose payload has a zero-free run longer than 254 bytes (COBS block split)",
+        [(p, d)])
+
+    # A payload of exactly 254 bytes with no zero: COBS is 0xFF + 254 bytes
+    # and nothing after (no empty trailing block). DATA cannot do it (its
+    # u16 count has a zero high byte), THREADS can: search the name suffix
+    # that makes the CRC zero-free.
+    p254 = None
+    for n in range(100000):
+        table = [(0x21212121 + 0x01010101 * i, "thread_%02d_named_for_the_test" % i) for i in range(7)]
+        used = 2 + sum(5 + len(name) for _, name in table) + 5 + 4
+        table.append((0x31323334, ("t%08d_" % n).ljust(254 - used, "x")))
+        (p, d), = threads_frames(table)
+        if len(p) == 254 and 0 not in p:
+            p254 = (p, d)
+            break
+    assert p254 is not None
+    assert cobs(p254[0])[0] == 0xFF and len(cobs(p254[0])) == 255
+    add("threads_cobs_254.bin",
+        "THREADS payload of exactly 254 zero-free bytes: one full COBS block, no trailing empty block",
+        [p254])
+
+    worst = [{"pc": (0x0 if i % 2 == 0 else 0xFFFFFFFE), "lr": (0x1 if i % 2 == 0 else 0x80000001),
+              "exc": 511, "thread": (0x0 if i % 2 == 0 else 0x80000000)} for i in range(60)]
+    frames = data_frames(0x0F, 0, worst)
+    assert all(len(fp) <= MAX_PAYLOAD for fp, _ in frames)
+    add("data_worst_case.bin", "DATA with 17-byte records: the fill rule splits 60 records into frames of at most 512 bytes",
+        frames)
+
+    # 97 five-byte records leave exactly 16 bytes of room: a 1-byte record
+    # would fit, but the fill rule reserves the worst case (17), so the
+    # 98th record starts the next frame.
+    fill = [{"pc": 0x80000000 if i % 2 == 0 else 0} for i in range(97)] + [{"pc": 0}, {"pc": 0}]
+    frames = data_frames(FIELD_PC, 0, fill)
+    assert [d["count"] for _, d in frames] == [97, 2] and len(frames[0][0]) == 512 - 16
+    add("data_fill_rule.bin", "DATA fill rule: 16 bytes of room left stop a frame although the next record needs 1",
+        frames)
+
+    add("end.bin", "END DRAINED, then END STREAM_STOPPED",
+        [end(0, 10, 60, 1000, 0, 1000), end(1, 0, 4096, 5000, 904, 4096)])
+    add("reply.bin", "REPLY with every status, and to an unreadable frame (command 0)",
+        [reply(START, 0), reply(0x99, 1), reply(START, 2), reply(START, 3), reply(DRAIN, 4),
+         reply(DRAIN, 5), reply(0, 5)])
+    add("threads.bin", "THREADS: an empty name, a 31-byte name, and a table split over two frames",
+        threads_frames([(0x20001000, "main"), (0x20002000, ""), (0x20000C80, "a_thread_name_of_31_bytes_long_")] +
+                       [(0x20010000 + 0x100 * i, "worker_%02d_with_a_long_name__" % i) for i in range(20)]))
+
+    add("cmd_start.bin", "START: 10 kHz, 25 % jitter, all fields, stream, no count, 2 s",
+        [cmd_start(10000, 25, 0x0F, 1, 0, 2000)])
+    add("cmd_start_default.bin", "START: device default rate, no jitter, PC, snapshot, 5000 samples",
+        [cmd_start(0, 0, FIELD_PC, 0, 5000, 0)])
+    add("cmd_stop.bin", "STOP", [cmd_plain(STOP)])
+    add("cmd_status.bin", "STATUS", [cmd_plain(STATUS)])
+    add("cmd_drain.bin", "DRAIN records [5, 105)", [cmd_drain(5, 100)])
+    add("cmd_drain_all.bin", "DRAIN from 0 to the last stored", [cmd_drain(0, 0)])
+    add("cmd_done.bin", "DONE", [cmd_plain(DONE)])
+
+    # What a host sees: log text, a frame, garbage with a bad CRC, a frame
+    # with no leading 0x00 (the previous byte was a trailing 0x00), text.
+    f1 = reply(STATUS, 0)
+    f2 = end(1, 0, 3, 3, 0, 3)
+    bad = bytearray(wire(payload(REPLY, bytes([STOP, 0]))))
+    bad[3] ^= 0x40
+    log1, log2 = b"boot: tcmprof sampler\r\n", b"log line\r\n"
+    f3 = reply(DONE, 0)
+    raw = log1 + wire(f1[0]) + bytes(bad[1:]) + wire(f2[0])[1:] + log2 + wire(f3[0])
+    add("mixed_stream.bin",
+        "log text, REPLY, a frame with a corrupted byte (bad CRC), END without its leading 0x00, "
+        "log text, REPLY",
+        [f1, f2, f3], raw=raw, non_frames=[log1, bytes(bad[1:-1]), log2])
+
+    frames = drain_file(FIELD_PC, 1, 600, 0, 0, False)
+    add("drain_pc.bin",
+        "DRAIN(0, 0) answer of a HOLDING snapshot of 600 PC-only records: HEADER, %d DATA, END "
+        "(tests/test_golden.c replays it)" % (len(frames) - 2), frames)
+    frames = drain_file(0x0F, 4, 100, 10, 50, True)
+    add("drain_all_fields.bin",
+        "DRAIN(10, 50) answer of a HOLDING snapshot of 100 PC+LR+EXC+THREAD records: HEADER, %d DATA, "
+        "THREADS, END (tests/test_golden.c replays it)" % (len(frames) - 3), frames)
+    return out
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    bad = []
+    index = {"protocol": "1.0", "files": []}
+    for name, data, entry in files():
+        index["files"].append(entry)
+        path = os.path.join(HERE, name)
+        if check:
+            if not os.path.exists(path) or open(path, "rb").read() != data:
+                bad.append(name)
+        else:
+            with open(path, "wb") as f:
+                f.write(data)
+    text = json.dumps(index, indent=1) + "\n"
+    vpath = os.path.join(HERE, "vectors.json")
+    if check:
+        if not os.path.exists(vpath) or open(vpath).read() != text:
+            bad.append("vectors.json")
+        if bad:
+            print("gen.py: out of date: " + ", ".join(bad) + " (run python3 gen.py)", file=sys.stderr)
+            sys.exit(1)
+        return
+    with open(vpath, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+#include "fake_port.h"
+
+#include <string.h>
+
+#include "check.h"
+
+struct fake_port port;
+
+const struct tcmp_port_config fake_config = {
+	.cpu_hz = 600000000u,
+	.timer_hz = 24000000u,
+	.min_interval_ticks = 240u, /* 100 kHz at most */
+	.max_interval_ticks = 0xFFFFFFFFu,
+	.default_rate_hz = 10000u,
+	.seed = 12345u,
+	.build_id = NULL,
+	.build_id_len = 0,
+};
+
+void tcmp_port_timer_ack_next(uint32_t next_ticks)
+{
+	port.acks++;
+	port.last_ticks = next_ticks;
+}
+
+uint32_t tcmp_port_current_thread(void)
+{
+	return port.current_thread;
+}
+
+void tcmp_port_timer_start(uint32_t first_ticks)
+{
+	port.timer_running = 1;
+	port.timer_starts++;
+	port.first_ticks = first_ticks;
+}
+
+void tcmp_port_timer_stop(void)
+{
+	port.timer_running = 0;
+	port.timer_stops++;
+}
+
+void tcmp_port_write(const uint8_t *data, size_t len)
+{
+	CHECK(port.out_len + len <= sizeof port.out);
+	if (port.out_len + len > sizeof port.out)
+		return;
+	memcpy(&port.out[port.out_len], data, len);
+	port.out_len += len;
+}
+
+void tcmp_port_list_threads(tcmp_thread_emit_fn emit, void *ctx)
+{
+	for (size_t i = 0; i < port.nthreads; i++)
+		emit(ctx, port.threads[i].id, port.threads[i].name);
+}
+
+void fake_reset(const struct tcmp_port_config *cfg)
+{
+	memset(&port, 0, sizeof port);
+	tcmp_init(cfg != NULL ? cfg : &fake_config);
+}
+
+void fake_sample(uint32_t pc, uint32_t lr, uint32_t xpsr)
+{
+	uint32_t frame[8] = {0xA0, 0xA1, 0xA2, 0xA3, 0xAC, lr, pc, xpsr};
+	tcmp_on_sample(frame, 0xFFFFFFFDu);
+}
+
+/* Bitwise CRC-32/IEEE, independent of the core's table. */
+static uint32_t crc32_bitwise(const uint8_t *p, size_t n)
+{
+	uint32_t crc = 0xFFFFFFFFu;
+	for (size_t i = 0; i < n; i++) {
+		crc ^= p[i];
+		for (int b = 0; b < 8; b++)
+			crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+	}
+	return ~crc;
+}
+
+uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void fake_command(uint8_t type, const uint8_t *body, size_t len)
+{
+	uint8_t p[600], enc[620];
+	p[0] = type;
+	memcpy(&p[1], body, len);
+	uint32_t crc = crc32_bitwise(p, len + 1);
+	for (int i = 0; i < 4; i++)
+		p[len + 1 + i] = (uint8_t)(crc >> (8 * i));
+	/* COBS by the book: a code byte per run of non-zero bytes. */
+	size_t n = len + 5, o = 0;
+	enc[o++] = 0;
+	size_t code_at = o++;
+	uint8_t code = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == 0) {
+			enc[code_at] = code;
+			code_at = o++;
+			code = 1;
+		} else {
+			enc[o++] = p[i];
+			if (++code == 0xFF) {
+				enc[code_at] = code;
+				code_at = o++;
+				code = 1;
+			}
+		}
+	}
+	enc[code_at] = code;
+	enc[o++] = 0;
+	tcmp_rx(enc, o);
+}
+
+void fake_start(uint32_t rate, uint8_t jitter, uint8_t fields, uint8_t mode, uint32_t count,
+		uint32_t duration_ms)
+{
+	uint8_t b[16] = {0};
+	for (int i = 0; i < 4; i++) {
+		b[i] = (uint8_t)(rate >> (8 * i));
+		b[8 + i] = (uint8_t)(count >> (8 * i));
+		b[12 + i] = (uint8_t)(duration_ms >> (8 * i));
+	}
+	b[4] = jitter;
+	b[5] = fields;
+	b[6] = mode;
+	fake_command(TCMP_CMD_START, b, sizeof b);
+}
+
+static int uncobs(const uint8_t *in, size_t n, uint8_t *out, size_t *outn)
+{
+	size_t i = 0, o = 0;
+	while (i < n) {
+		size_t code = in[i++];
+		if (code == 0 || i + code - 1 > n)
+			return -1;
+		for (size_t k = 1; k < code; k++) {
+			if (o >= TCMP_MAX_PAYLOAD)
+				return -1;
+			out[o++] = in[i++];
+		}
+		if (code < 0xFF && i < n) {
+			if (o >= TCMP_MAX_PAYLOAD)
+				return -1;
+			out[o++] = 0;
+		}
+	}
+	*outn = o;
+	return 0;
+}
+
+size_t fake_frames(struct frame *out, size_t max, size_t *bad, int consume)
+{
+	size_t nf = 0, nbad = 0, start = 0;
+	for (size_t i = 0; i <= port.out_len; i++) {
+		if (i < port.out_len && port.out[i] != 0)
+			continue;
+		size_t seg = i - start;
+		if (seg != 0) {
+			uint8_t p[TCMP_MAX_PAYLOAD];
+			size_t n = 0;
+			if (i == port.out_len || uncobs(&port.out[start], seg, p, &n) != 0 || n < 5 ||
+			    crc32_bitwise(p, n - 4) != le32(&p[n - 4])) {
+				nbad++;
+			} else if (nf < max) {
+				out[nf].type = p[0];
+				memcpy(out[nf].p, p, n - 4);
+				out[nf].len = n - 4;
+				out[nf].wire_len = seg;
+				nf++;
+			}
+		}
+		start = i + 1;
+	}
+	if (bad != NULL)
+		*bad = nbad;
+	if (consume)
+		port.out_len = 0;
+	return nf;
+}
+
+static uint32_t uvarint(const uint8_t *p, size_t *at, size_t end)
+{
+	uint32_t v = 0;
+	for (int shift = 0; shift < 35 && *at < end; shift += 7) {
+		uint8_t b = p[(*at)++];
+		v |= (uint32_t)(b & 0x7F) << shift;
+		if ((b & 0x80) == 0)
+			return v;
+	}
+	CHECK(!"truncated varint");
+	return v;
+}
+
+static uint32_t unzigzag(uint32_t z)
+{
+	return (z >> 1) ^ (0u - (z & 1u));
+}
+
+size_t data_records(const struct frame *f, uint8_t fields, uint32_t *first, struct tcmp_record *recs,
+		    size_t max)
+{
+	CHECK(f->type == TCMP_FRAME_DATA);
+	*first = le32(&f->p[1]);
+	size_t k = (size_t)f->p[5] | (size_t)f->p[6] << 8, at = 7;
+	struct tcmp_record prev = {0, 0, 0, 0};
+	CHECK(k >= 1 && k <= max);
+	for (size_t i = 0; i < k && i < max; i++) {
+		struct tcmp_record r = {0, 0, 0, 0};
+		r.pc = prev.pc + (unzigzag(uvarint(f->p, &at, f->len)) << 1);
+		if (fields & TCMP_FIELD_LR)
+			r.lr = prev.lr + unzigzag(uvarint(f->p, &at, f->len));
+		if (fields & TCMP_FIELD_EXC)
+			r.exc = uvarint(f->p, &at, f->len);
+		if (fields & TCMP_FIELD_THREAD)
+			r.thread = prev.thread + unzigzag(uvarint(f->p, &at, f->len));
+		recs[i] = r;
+		prev = r;
+	}
+	CHECK(at == f->len);
+	return k;
+}

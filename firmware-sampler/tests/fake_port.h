@@ -1,0 +1,69 @@
+/*
+ * The port hooks for host tests: a transport that records every byte, a
+ * timer that records every programmed interval, a settable current thread
+ * and thread table. Plus a device-output decoder written apart from the
+ * core's wire.c (its own COBS and bitwise CRC), used to check behaviour.
+ */
+#ifndef TCMP_TEST_FAKE_PORT_H
+#define TCMP_TEST_FAKE_PORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tcmprof_sampler.h"
+#include "wire.h"
+
+#define FAKE_OUT_MAX (4u << 20)
+
+struct fake_thread {
+	uint32_t id;
+	const char *name;
+};
+
+struct fake_port {
+	uint8_t out[FAKE_OUT_MAX];
+	size_t out_len;
+	int timer_running;
+	uint32_t timer_starts, timer_stops;
+	uint32_t first_ticks;
+	uint32_t acks;
+	uint32_t last_ticks;
+	uint32_t current_thread;
+	const struct fake_thread *threads;
+	size_t nthreads;
+};
+extern struct fake_port port;
+
+/* The test configuration: 600 MHz CPU, 24 MHz timer, 10 kHz default. */
+extern const struct tcmp_port_config fake_config;
+
+/* Clears the port and calls tcmp_init(cfg, or fake_config when NULL). */
+void fake_reset(const struct tcmp_port_config *cfg);
+
+/* One timer interrupt interrupting pc/lr/xpsr (thread from port). */
+void fake_sample(uint32_t pc, uint32_t lr, uint32_t xpsr);
+
+/* Sends a host command frame (type, body) to the device. */
+void fake_command(uint8_t type, const uint8_t *body, size_t len);
+void fake_start(uint32_t rate, uint8_t jitter, uint8_t fields, uint8_t mode, uint32_t count,
+		uint32_t duration_ms);
+
+/* ---- decoding what the device sent ---- */
+struct frame {
+	uint8_t type;
+	uint8_t p[TCMP_MAX_PAYLOAD]; /* payload without the CRC */
+	size_t len;                  /* of p, type included */
+	size_t wire_len;             /* COBS bytes, without the delimiters */
+};
+
+/* Splits port.out into frames (at most max); garbage segments counted in
+ * *bad. Returns the number of frames. Clears port.out when consume. */
+size_t fake_frames(struct frame *out, size_t max, size_t *bad, int consume);
+
+/* The records of a DATA frame: fields decides the layout; returns count. */
+size_t data_records(const struct frame *f, uint8_t fields, uint32_t *first, struct tcmp_record *recs,
+		    size_t max);
+
+uint32_t le32(const uint8_t *p);
+
+#endif

@@ -1,0 +1,404 @@
+/*
+ * The C encoder and command parser against the golden vectors that
+ * testdata/golden/gen.py wrote from the spec. Inputs here repeat gen.py's
+ * (values, or the same formulas); the expected bytes come from the files.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fake_port.h"
+
+#ifndef GOLDEN_DIR
+#error "build with -DGOLDEN_DIR=\"path/to/testdata/golden\""
+#endif
+
+static uint8_t golden[1 << 16];
+
+static size_t load(const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", GOLDEN_DIR, name);
+	FILE *f = fopen(path, "rb");
+	CHECK(f != NULL);
+	if (f == NULL) {
+		fprintf(stderr, "cannot open %s\n", path);
+		return 0;
+	}
+	size_t n = fread(golden, 1, sizeof golden, f);
+	fclose(f);
+	return n;
+}
+
+/* Compares bytes built by the test with a golden file. */
+static void expect_file(const char *name, const uint8_t *got, size_t n)
+{
+	size_t want = load(name);
+	CHECK_EQ_U(n, want);
+	if (n == want && memcmp(got, golden, n) == 0)
+		return;
+	check_failures++;
+	for (size_t i = 0; i < n && i < want; i++) {
+		if (got[i] != golden[i]) {
+			fprintf(stderr, "%s: first difference at byte %zu: got 0x%02x, want 0x%02x\n", name, i,
+				got[i], golden[i]);
+			break;
+		}
+	}
+}
+
+/* Frames sealed one after the other, as the device writes them. */
+static uint8_t built[1 << 16];
+static size_t built_len;
+static struct tcmp_frame frame;
+
+static void seal(void)
+{
+	built_len += tcmp_frame_seal(&frame, &built[built_len]);
+}
+
+static const uint8_t build_id[20] = {0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8, 0xa9,
+				     0xaa, 0xab, 0xac, 0xad, 0xae, 0xaf, 0xb0, 0xb1, 0xb2, 0xb3};
+
+static void test_header_from_status_command(void)
+{
+	fake_reset(NULL); /* idle, no build-id, default 10 kHz on a 24 MHz timer */
+	size_t n = load("cmd_status.bin");
+	tcmp_rx(golden, n);
+	uint8_t got[128];
+	size_t got_n = port.out_len;
+	memcpy(got, port.out, got_n < sizeof got ? got_n : sizeof got);
+	expect_file("header_no_build_id.bin", got, got_n);
+}
+
+static void test_header_with_build_id(void)
+{
+	const struct tcmp_status st = {
+		.state = TCMP_STATE_RUNNING, .mode = TCMP_MODE_STREAM, .fields = 0x0F, .jitter_pct = 25,
+		.mean_interval_ticks = 2400, .capacity = 4096, .taken = 123456, .dropped = 789,
+		.stored = 122667, .held_from = 122600,
+	};
+	built_len = 0;
+	tcmp_encode_header(&frame, &st, 600000000u, 24000000u, build_id, sizeof build_id);
+	seal();
+	expect_file("header_build_id.bin", built, built_len);
+}
+
+/* Encodes records into DATA frames the way the sampler does. */
+static void data_frames(uint8_t fields, uint32_t first, const struct tcmp_record *r, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		struct tcmp_data_enc e;
+		tcmp_data_begin(&e, &frame, fields, first + (uint32_t)i);
+		for (; i < n && tcmp_data_has_room(&e); i++)
+			tcmp_data_add(&e, &r[i]);
+		tcmp_data_finish(&e);
+		CHECK(frame.len + 4 <= TCMP_MAX_PAYLOAD);
+		seal();
+	}
+}
+
+static const struct tcmp_record mixed[5] = {
+	{0x60004000u, 0x60003F01u, 0, 0x20001000u},
+	{0x60003000u, 0xFFFFFFF9u, 138, 0x20001000u},
+	{0x00000200u, 0x60003F01u, 15, 0x20000C80u},
+	{0x00000100u, 0xFFFFFFEDu, 0, 0x20003400u},
+	{0x60004002u, 0x00000101u, 511, 0},
+};
+
+static void test_data_frames(void)
+{
+	static const uint32_t pcs[] = {0x60001234u, 0x60001236u, 0x60001236u, 0x60001230u, 0x600A0000u,
+				       0x00000100u, 0x00000100u, 0x6000FFFEu, 0x60001234u};
+	struct tcmp_record r[100];
+	for (size_t i = 0; i < 9; i++)
+		r[i] = (struct tcmp_record){pcs[i], 0, 0, 0};
+	built_len = 0;
+	data_frames(TCMP_FIELD_PC, 0, r, 9);
+	expect_file("data_pc.bin", built, built_len);
+
+	built_len = 0;
+	data_frames(0x0F, 1000, mixed, 5);
+	expect_file("data_all_fields.bin", built, built_len);
+
+	built_len = 0;
+	data_frames(TCMP_FIELD_PC | TCMP_FIELD_LR, 7, mixed, 4);
+	expect_file("data_pc_lr.bin", built, built_len);
+
+	/* EXC keeps xPSR bits 8:0 only: neither the Thumb bit (24) nor the
+	 * stack-alignment bit (9) of the stacked xPSR may leak in. */
+	struct tcmp_record with_xpsr[5];
+	memcpy(with_xpsr, mixed, sizeof mixed);
+	for (size_t i = 0; i < 5; i++)
+		with_xpsr[i].exc |= (i % 2) ? 0x01000200u : 0x01000000u;
+	built_len = 0;
+	data_frames(TCMP_FIELD_PC | TCMP_FIELD_EXC, 0, with_xpsr, 5);
+	expect_file("data_pc_exc.bin", built, built_len);
+
+	for (uint32_t i = 0; i < 80; i++)
+		r[i] = (struct tcmp_record){(i % 2) ? 0x60000000u + ((i * 0x9E3779B1u) & 0x00FFFFFEu)
+						    : 0x00001000u + i * 0x2222u,
+					    0, 0, 0};
+	built_len = 0;
+	data_frames(TCMP_FIELD_PC, 0x01020304u, r, 80);
+	expect_file("data_cobs_split.bin", built, built_len);
+
+	for (uint32_t i = 0; i < 99; i++)
+		r[i] = (struct tcmp_record){(i < 97 && i % 2 == 0) ? 0x80000000u : 0, 0, 0, 0};
+	built_len = 0;
+	data_frames(TCMP_FIELD_PC, 0, r, 99);
+	expect_file("data_fill_rule.bin", built, built_len);
+
+	for (uint32_t i = 0; i < 60; i++)
+		r[i] = (i % 2 == 0) ? (struct tcmp_record){0, 1, 511, 0}
+				    : (struct tcmp_record){0xFFFFFFFEu, 0x80000001u, 511, 0x80000000u};
+	built_len = 0;
+	data_frames(0x0F, 0, r, 60);
+	expect_file("data_worst_case.bin", built, built_len);
+}
+
+static void test_end_and_reply(void)
+{
+	built_len = 0;
+	tcmp_encode_end(&frame, TCMP_END_DRAINED, 10, 60, 1000, 0, 1000);
+	seal();
+	tcmp_encode_end(&frame, TCMP_END_STREAM_STOPPED, 0, 4096, 5000, 904, 4096);
+	seal();
+	expect_file("end.bin", built, built_len);
+
+	static const uint8_t replies[7][2] = {
+		{TCMP_CMD_START, TCMP_OK},          {0x99, TCMP_ERR_UNKNOWN},
+		{TCMP_CMD_START, TCMP_ERR_BAD_ARG}, {TCMP_CMD_START, TCMP_ERR_BUSY},
+		{TCMP_CMD_DRAIN, TCMP_ERR_UNAVAILABLE}, {TCMP_CMD_DRAIN, TCMP_ERR_MALFORMED},
+		{0, TCMP_ERR_MALFORMED},
+	};
+	built_len = 0;
+	for (size_t i = 0; i < 7; i++) {
+		tcmp_encode_reply(&frame, replies[i][0], replies[i][1]);
+		seal();
+	}
+	expect_file("reply.bin", built, built_len);
+}
+
+static void threads_frames(const struct fake_thread *t, size_t n)
+{
+	tcmp_threads_begin(&frame);
+	for (size_t i = 0; i < n; i++) {
+		if (!tcmp_threads_fits(&frame, t[i].name)) {
+			seal();
+			tcmp_threads_begin(&frame);
+		}
+		tcmp_threads_add(&frame, t[i].id, t[i].name);
+	}
+	seal();
+}
+
+static void test_threads(void)
+{
+	static char names[20][40];
+	struct fake_thread t[23] = {
+		{0x20001000u, "main"},
+		{0x20002000u, ""},
+		{0x20000C80u, "a_thread_name_of_31_bytes_long_"},
+	};
+	for (int i = 0; i < 20; i++) {
+		snprintf(names[i], sizeof names[i], "worker_%02d_with_a_long_name__", i);
+		t[3 + i] = (struct fake_thread){0x20010000u + 0x100u * (uint32_t)i, names[i]};
+	}
+	built_len = 0;
+	threads_frames(t, 23);
+	expect_file("threads.bin", built, built_len);
+
+	/* Names are cut to 31 bytes; NULL is an empty name. */
+	struct fake_thread longer[3] = {t[0], {0x20002000u, NULL}, {0x20000C80u, "a_thread_name_of_31_bytes_long_AND_MORE"}};
+	built_len = 0;
+	threads_frames(longer, 3);
+	uint8_t first3[1024];
+	size_t first3_len = built_len;
+	memcpy(first3, built, built_len);
+	built_len = 0;
+	threads_frames(t, 3);
+	CHECK(first3_len == built_len && memcmp(first3, built, built_len) == 0);
+
+	static const char *const tn[7] = {
+		"thread_00_named_for_the_test", "thread_01_named_for_the_test", "thread_02_named_for_the_test",
+		"thread_03_named_for_the_test", "thread_04_named_for_the_test", "thread_05_named_for_the_test",
+		"thread_06_named_for_the_test",
+	};
+	struct fake_thread t254[8];
+	for (uint32_t i = 0; i < 7; i++)
+		t254[i] = (struct fake_thread){0x21212121u + 0x01010101u * i, tn[i]};
+	t254[7] = (struct fake_thread){0x31323334u, "t00000000_xx"};
+	built_len = 0;
+	threads_frames(t254, 8);
+	expect_file("threads_cobs_254.bin", built, built_len);
+}
+
+/* The drain scenarios: the same formula as gen.py's sample_at(). */
+static void sample_at(uint32_t i, uint32_t *pc, uint32_t *lr, uint32_t *xpsr, uint32_t *thread)
+{
+	static const uint32_t threads[3] = {0x20001000u, 0x20003400u, 0x20000c80u};
+	*pc = (0x60002000u + ((i * 2654435761u) & 0xFFFFu) % 0xA000u) & ~1u;
+	*lr = (i % 7 == 3) ? 0xFFFFFFF9u : ((0x60002000u + ((i * 40503u) & 0x3FFFu)) | 1u);
+	*xpsr = 0x01000000u | ((i % 5 == 4) ? 16u + 122u : 0u);
+	*xpsr |= (i % 2) ? 0x200u : 0u; /* stack-alignment padding: not part of EXC */
+	*thread = threads[i % 3];
+}
+
+static const struct fake_thread scenario_threads[3] = {
+	{0x20001000u, "main"},
+	{0x20003400u, "sysworkq"},
+	{0x20000c80u, "a_thread_name_of_31_bytes_long_"},
+};
+
+static void run_snapshot(uint8_t fields, uint32_t n)
+{
+	struct tcmp_port_config cfg = fake_config;
+	cfg.build_id = build_id;
+	cfg.build_id_len = sizeof build_id;
+	fake_reset(&cfg);
+	port.threads = scenario_threads;
+	port.nthreads = 3;
+	fake_start(10000, 25, fields, TCMP_MODE_SNAPSHOT, n, 0);
+	port.out_len = 0; /* the START reply */
+	for (uint32_t i = 0; i < n + 10; i++) {
+		uint32_t pc, lr, xpsr;
+		sample_at(i, &pc, &lr, &xpsr, &port.current_thread);
+		fake_sample(pc, lr, xpsr);
+	}
+	tcmp_poll();
+	CHECK_EQ_U(port.out_len, 0); /* a snapshot sends nothing by itself */
+	struct tcmp_status st;
+	tcmp_get_status(&st);
+	CHECK_EQ_U(st.state, TCMP_STATE_HOLDING);
+	CHECK_EQ_U(st.stored, n);
+}
+
+static void test_drain_replays(void)
+{
+	run_snapshot(TCMP_FIELD_PC, 600);
+	size_t n = load("cmd_drain_all.bin");
+	tcmp_rx(golden, n);
+	static uint8_t got[1 << 16];
+	size_t got_n = port.out_len;
+	memcpy(got, port.out, got_n);
+	expect_file("drain_pc.bin", got, got_n);
+	/* DRAIN may be repeated until DONE, with the same answer. */
+	port.out_len = 0;
+	load("cmd_drain_all.bin");
+	tcmp_rx(golden, n);
+	CHECK(port.out_len == got_n && memcmp(port.out, got, got_n) == 0);
+
+	run_snapshot(0x0F, 100);
+	const uint8_t range[8] = {10, 0, 0, 0, 50, 0, 0, 0};
+	fake_command(TCMP_CMD_DRAIN, range, sizeof range);
+	got_n = port.out_len;
+	memcpy(got, port.out, got_n);
+	expect_file("drain_all_fields.bin", got, got_n);
+}
+
+/* Feeds a golden command file; returns the single REPLY's status. */
+static int command_reply(const char *name, uint8_t want_command)
+{
+	size_t n = load(name);
+	port.out_len = 0;
+	tcmp_rx(golden, n);
+	struct frame f[2];
+	size_t bad;
+	size_t nf = fake_frames(f, 2, &bad, 1);
+	CHECK_EQ_U(nf, 1);
+	CHECK_EQ_U(bad, 0);
+	if (nf != 1 || f[0].type != TCMP_FRAME_REPLY || f[0].p[1] != want_command) {
+		check_failures++;
+		return -1;
+	}
+	return f[0].p[2];
+}
+
+static void test_commands(void)
+{
+	struct tcmp_status st;
+	fake_reset(NULL);
+	CHECK_EQ_U(command_reply("cmd_start.bin", TCMP_CMD_START), TCMP_OK);
+	tcmp_get_status(&st);
+	CHECK_EQ_U(st.state, TCMP_STATE_RUNNING);
+	CHECK_EQ_U(st.mode, TCMP_MODE_STREAM);
+	CHECK_EQ_U(st.fields, 0x0F);
+	CHECK_EQ_U(st.jitter_pct, 25);
+	CHECK_EQ_U(st.mean_interval_ticks, 2400);
+	CHECK_EQ_U(port.timer_starts, 1);
+	CHECK(port.first_ticks >= 1800 && port.first_ticks <= 3000);
+	/* 2000 ms at 10 kHz = 20000 samples, then the stream ends itself. */
+	for (uint32_t i = 0; i < 20005; i++) {
+		fake_sample(0x60000100u + 2 * (i % 64), 0x60000001u, 0x01000000u);
+		if (i % 100 == 0)
+			tcmp_poll();
+	}
+	tcmp_poll();
+	tcmp_get_status(&st);
+	CHECK_EQ_U(st.state, TCMP_STATE_IDLE);
+	CHECK_EQ_U(st.taken, 20000);
+	CHECK_EQ_U(port.timer_running, 0);
+	port.out_len = 0;
+
+	CHECK_EQ_U(command_reply("cmd_start_default.bin", TCMP_CMD_START), TCMP_OK);
+	tcmp_get_status(&st);
+	CHECK_EQ_U(st.mode, TCMP_MODE_SNAPSHOT);
+	CHECK_EQ_U(st.fields, TCMP_FIELD_PC);
+	CHECK_EQ_U(st.mean_interval_ticks, 2400); /* the port default, 10 kHz */
+	CHECK_EQ_U(port.first_ticks, 2400);       /* no jitter */
+	for (int i = 0; i < 10; i++)
+		fake_sample(0x60000100u, 0, 0);
+	CHECK_EQ_U(command_reply("cmd_drain.bin", TCMP_CMD_DRAIN), TCMP_ERR_BUSY);
+	CHECK_EQ_U(command_reply("cmd_done.bin", TCMP_CMD_DONE), TCMP_ERR_BUSY);
+	CHECK_EQ_U(command_reply("cmd_stop.bin", TCMP_CMD_STOP), TCMP_OK);
+	tcmp_get_status(&st);
+	CHECK_EQ_U(st.state, TCMP_STATE_HOLDING);
+	CHECK_EQ_U(st.stored, 10);
+	CHECK_EQ_U(command_reply("cmd_drain.bin", TCMP_CMD_DRAIN), TCMP_ERR_UNAVAILABLE); /* [5,105) */
+	CHECK_EQ_U(command_reply("cmd_done.bin", TCMP_CMD_DONE), TCMP_OK);
+	tcmp_get_status(&st);
+	CHECK_EQ_U(st.state, TCMP_STATE_IDLE);
+}
+
+static void test_mixed_stream_is_answered(void)
+{
+	/* The device side of mixed_stream.bin: text and a corrupted frame are
+	 * not commands (MALFORMED, command 0); device frame types are unknown
+	 * commands. Nothing is dropped silently, nothing crashes. */
+	fake_reset(NULL);
+	size_t n = load("mixed_stream.bin");
+	tcmp_rx(golden, n);
+	struct frame f[8];
+	size_t bad;
+	size_t nf = fake_frames(f, 8, &bad, 1);
+	CHECK_EQ_U(bad, 0);
+	static const uint8_t want[5][2] = {
+		{0, TCMP_ERR_MALFORMED},                 /* boot text */
+		{TCMP_FRAME_REPLY, TCMP_ERR_UNKNOWN},    /* REPLY frame */
+		{0, TCMP_ERR_MALFORMED},                 /* bad CRC */
+		{TCMP_FRAME_END, TCMP_ERR_UNKNOWN},      /* END frame */
+		{0, TCMP_ERR_MALFORMED},                 /* log line; the last REPLY... */
+	};
+	CHECK_EQ_U(nf, 6);
+	for (size_t i = 0; i < 5 && i < nf; i++) {
+		CHECK_EQ_U(f[i].type, TCMP_FRAME_REPLY);
+		CHECK_EQ_U(f[i].p[1], want[i][0]);
+		CHECK_EQ_U(f[i].p[2], want[i][1]);
+	}
+	if (nf == 6) /* ...is unknown to the device too */
+		CHECK(f[5].p[1] == TCMP_FRAME_REPLY && f[5].p[2] == TCMP_ERR_UNKNOWN);
+}
+
+const struct test_case golden_tests[] = {
+	{"golden/header_from_status_command", test_header_from_status_command},
+	{"golden/header_with_build_id", test_header_with_build_id},
+	{"golden/data_frames", test_data_frames},
+	{"golden/end_and_reply", test_end_and_reply},
+	{"golden/threads", test_threads},
+	{"golden/drain_replays", test_drain_replays},
+	{"golden/commands", test_commands},
+	{"golden/mixed_stream_is_answered", test_mixed_stream_is_answered},
+	{NULL, NULL},
+};
