@@ -7,8 +7,5 @@ package tools
 
 import (
 	_ "github.com/creack/pty"
-	_ "github.com/go-delve/delve/pkg/dwarf/frame"
 	_ "github.com/vbauerster/mpb/v8"
-	_ "go.bug.st/serial"
-	_ "go.bug.st/serial/enumerator"
 )
