@@ -1,0 +1,188 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tcmprof/tcmprof/elf"
+)
+
+type symbolizeOptions struct {
+	elf        string
+	json       bool
+	noDemangle bool
+}
+
+func init() { register(newSymbolizeCmd) }
+
+func newSymbolizeCmd(s Streams) *cobra.Command {
+	o := &symbolizeOptions{}
+	c := &cobra.Command{
+		Use:   "symbolize --elf FILE [--json] [--no-demangle] [ADDR...]",
+		Short: "Print the function and file:line (with inlined frames) of code addresses",
+		Long: `symbolize maps each address to its inline chain, innermost frame first, like
+llvm-symbolizer: for each frame the function, then file:line:column, and a
+blank line after each address ("??" when nothing is known). Addresses come
+from the arguments or, if there are none, from standard input, one per line,
+in hex with or without 0x; the Thumb bit is ignored. --json prints one object
+per address per line instead.`,
+		Example: `  tcmprof symbolize --elf zephyr.elf 0x60001234 60001a3c
+  tcmprof symbolize --elf zephyr.elf --json < pcs.txt`,
+		RunE: func(c *cobra.Command, args []string) error { return runSymbolize(o, s, args) },
+	}
+	c.Flags().StringVar(&o.elf, "elf", "", "firmware ELF with symbols (and DWARF for file:line)")
+	c.Flags().BoolVar(&o.json, "json", false, `one JSON object per address: {"address","frames":[{"function","file","line"}]}`)
+	c.Flags().BoolVar(&o.noDemangle, "no-demangle", false, "print C++ linkage names as they are in the ELF")
+	_ = c.MarkFlagRequired("elf")
+	return c
+}
+
+func runSymbolize(o *symbolizeOptions, s Streams, args []string) error {
+	im, err := elf.Open(o.elf)
+	if err != nil {
+		return err
+	}
+	for _, w := range im.Warnings() {
+		fmt.Fprintf(s.Err, "tcmprof: warning: %s: %s\n", o.elf, w)
+	}
+	out := bufio.NewWriterSize(s.Out, 64<<10)
+	p := &symbolPrinter{out: out, json: o.json, noDemangle: o.noDemangle, quoted: map[string][]byte{}}
+	err = symbolizeAll(im, p, s.In, args)
+	// What was answered before a bad address is still printed.
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, args []string) error {
+	if len(args) > 0 {
+		addrs := make([]uint32, len(args))
+		for i, a := range args { // all checked before any is answered
+			var err error
+			if addrs[i], err = parseAddr(a); err != nil {
+				return err
+			}
+		}
+		for _, addr := range addrs {
+			p.print(addr, im.Symbolize(addr))
+		}
+		return nil
+	}
+	// Stream standard input: answer each line as it comes, and flush
+	// whenever no more input is buffered, so that an interactive or
+	// pipelined caller gets its answers without waiting for EOF.
+	in := bufio.NewReaderSize(stdin, 64<<10)
+	for lineNo := 1; ; lineNo++ {
+		if in.Buffered() == 0 {
+			if err := p.out.Flush(); err != nil {
+				return err
+			}
+		}
+		line, err := in.ReadString('\n')
+		if tok := strings.TrimSpace(line); tok != "" {
+			addr, perr := parseAddr(tok)
+			if perr != nil {
+				return fmt.Errorf("stdin line %d: %w", lineNo, perr)
+			}
+			p.print(addr, im.Symbolize(addr))
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// parseAddr reads a 32-bit hex address, with or without 0x.
+func parseAddr(tok string) (uint32, error) {
+	digits := tok
+	if len(digits) > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') {
+		digits = digits[2:]
+	}
+	v, err := strconv.ParseUint(digits, 16, 32)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return 0, fmt.Errorf("address %q is wider than 32 bits", tok)
+		}
+		return 0, fmt.Errorf("bad address %q: want hex, e.g. 0x60001234", tok)
+	}
+	return uint32(v), nil
+}
+
+// symbolPrinter writes frames in llvm-symbolizer's default shape or as
+// JSON lines.
+type symbolPrinter struct {
+	out        *bufio.Writer
+	json       bool
+	noDemangle bool
+	// quoted caches each function and file name as a JSON string: a
+	// profile repeats few names many times.
+	quoted map[string][]byte
+}
+
+func (p *symbolPrinter) name(f elf.Frame) string {
+	if p.noDemangle && f.Mangled != "" {
+		return f.Mangled
+	}
+	return f.Function
+}
+
+func (p *symbolPrinter) print(addr uint32, frames []elf.Frame) {
+	w := p.out
+	if p.json {
+		w.WriteString(`{"address":"0x`)
+		w.WriteString(strconv.FormatUint(uint64(addr), 16))
+		w.WriteString(`","frames":[`)
+		for i, f := range frames {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			w.WriteString(`{"function":`)
+			w.Write(p.quote(p.name(f)))
+			w.WriteString(`,"file":`)
+			w.Write(p.quote(f.File))
+			w.WriteString(`,"line":`)
+			w.WriteString(strconv.Itoa(f.Line))
+			w.WriteByte('}')
+		}
+		w.WriteString("]}\n")
+		return
+	}
+	if len(frames) == 0 {
+		w.WriteString("??\n??:0:0\n\n")
+		return
+	}
+	for _, f := range frames {
+		name, file := p.name(f), f.File
+		if name == "" {
+			name = "??"
+		}
+		if file == "" {
+			file = "??"
+		}
+		fmt.Fprintf(w, "%s\n%s:%d:%d\n", name, file, f.Line, f.Column)
+	}
+	w.WriteByte('\n')
+}
+
+func (p *symbolPrinter) quote(s string) []byte {
+	if q, ok := p.quoted[s]; ok {
+		return q
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep C++ template brackets readable
+	_ = enc.Encode(s)        // a string always encodes
+	q := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	p.quoted[s] = q
+	return q
+}
