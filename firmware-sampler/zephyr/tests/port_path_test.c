@@ -18,7 +18,7 @@
 
 struct fake_kernel _kernel;
 
-#define TIMER_HZ 75000000u /* PERCLK on the RT1062 at 600 MHz: IPG 150 MHz / 2 */
+#define TIMER_HZ 75000000u /* a PERCLK rate; the port reports the real one in HEADER */
 #define RATE_HZ 10000u
 #define MEAN_TICKS (TIMER_HZ / RATE_HZ)
 #define JITTER_PCT 20u
