@@ -8,6 +8,7 @@ package elf
 import (
 	"bytes"
 	goelf "debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -107,8 +108,19 @@ func checkHeader(data []byte) error {
 	default:
 		return fmt.Errorf("unknown ELF data encoding %d", data[goelf.EI_DATA])
 	}
-	if m := goelf.Machine(uint16(data[18]) | uint16(data[19])<<8); m != goelf.EM_ARM {
+	if m := goelf.Machine(binary.LittleEndian.Uint16(data[18:])); m != goelf.EM_ARM {
 		return fmt.Errorf("ELF is for %v, not ARM", m)
+	}
+	// GNU ld puts the section headers last: a cut file loses them first.
+	for _, t := range []struct {
+		what           string
+		off, num, size int // offsets of e_*off, e_*num, e_*entsize
+	}{{"program headers", 28, 44, 42}, {"section headers", 32, 48, 46}} {
+		end := uint64(binary.LittleEndian.Uint32(data[t.off:])) +
+			uint64(binary.LittleEndian.Uint16(data[t.num:]))*uint64(binary.LittleEndian.Uint16(data[t.size:]))
+		if end > uint64(len(data)) {
+			return fmt.Errorf("truncated: %s need bytes up to %d but the file has %d", t.what, end, len(data))
+		}
 	}
 	return nil
 }
