@@ -98,7 +98,9 @@ func RenderLD(w io.Writer, p *place.Plan) ([]Skip, error) {
 	fmt.Fprintf(bw, "/* tcmprof ITCM plan, build-id %s: %d functions, predicted %d bytes incl. padding and %d veneers.\n",
 		orNone(p.BuildID), len(p.Entries), p.Prediction.Bytes, p.Prediction.ITCMStubs)
 	fmt.Fprintf(bw, "   INCLUDE inside an ITCM output section placed before the one collecting *(.text*). */\n")
-	fmt.Fprintf(bw, ". = ALIGN(%d);\n", p.BlockAlign)
+	if len(p.Entries) > 0 {
+		fmt.Fprintf(bw, ". = ALIGN(%d);\n", p.BlockAlign)
+	}
 	var skipped []Skip
 	for _, e := range p.Entries {
 		file, ok1 := filePattern(&e, amb)

@@ -19,9 +19,6 @@ const (
 	// QSPI flash (0x6000_0000) are 1.5 GiB apart, so every call between them
 	// goes through a stub.
 	branchRange = 1 << 24
-	// blockAlign is the alignment of the start of the relocated block: both
-	// Zephyr's generated section and the ld fragment begin with ALIGN(4).
-	blockAlign = 4
 )
 
 // Layout is the order in which the linker will lay out the planned input
@@ -66,10 +63,19 @@ type model struct {
 	// removable marks functions that existing ITCM code reaches through a
 	// veneer; the veneer goes away when the function moves into ITCM.
 	removable []bool
-	base      uint32   // first free ITCM byte
-	start     uint32   // where the block's first section may begin
-	stamp     []uint32 // scratch for counting distinct targets
-	stampGen  uint32
+	base      uint32 // first free ITCM byte
+	start     uint32 // where the block's first section begins if no ITCM veneer goes away
+	align     uint32 // alignment of the block's start
+	// ITCM veneers of the code already there: how many, and where that
+	// code ends. ld puts a group's stubs after its last input section, so
+	// when ITCMUsed ends exactly with them, each one that goes away pulls
+	// the block 8 bytes down, and the last one takes the padding before the
+	// stub section with it.
+	itcmStubs      int
+	itcmCodeEnd    uint32
+	itcmStubsAtEnd bool
+	stamp          []uint32 // scratch for counting distinct targets
+	stampGen       uint32
 }
 
 func newModel(in *Input) *model {
@@ -83,7 +89,7 @@ func newModel(in *Input) *model {
 		stamp:     make([]uint32, n),
 		removable: make([]bool, n),
 	}
-	m.start = alignUp(m.base, blockAlign)
+	m.setBlockAlign(1)
 	byAddr := make(map[uint32]int32, n)
 	for i := range in.Funcs {
 		f := &in.Funcs[i]
@@ -108,10 +114,63 @@ func newModel(in *Input) *model {
 		seen[[2]int32{c, t}] = true
 		m.callees[c] = append(m.callees[c], t)
 		if m.itcm[c] && !m.itcm[t] && far(in.Funcs[c].Addr, in.Funcs[t].Addr) {
+			if !m.removable[t] {
+				m.itcmStubs++
+			}
 			m.removable[t] = true
 		}
 	}
+	m.itcmCodeEnd = in.ITCMStart
+	for i := range in.Funcs {
+		if m.itcm[i] {
+			m.itcmCodeEnd = max(m.itcmCodeEnd, in.Funcs[i].Addr+in.Funcs[i].Size)
+		}
+	}
+	m.itcmStubsAtEnd = m.itcmStubs > 0 &&
+		alignUp(m.itcmCodeEnd, stubSectionAlign)+uint32(m.itcmStubs)*StubSize == m.base
 	return m
+}
+
+// blockAlign is the alignment of the start of the moved block: the
+// largest alignment among the candidates and the stub section. An output
+// section starts aligned to its largest input section, so the block is
+// started at this alignment whatever is chosen (the ld fragment begins with
+// ". = ALIGN(n)"), which keeps the layout of a selection independent of
+// which members it has.
+func blockAlign(fs []Func, cands []int) uint32 {
+	a := uint32(stubSectionAlign)
+	for _, i := range cands {
+		a = max(a, fs[i].Align)
+	}
+	return a
+}
+
+// setBlockAlign fixes the alignment of the block's start.
+func (m *model) setBlockAlign(a uint32) {
+	m.align = a
+	m.start = alignUp(m.base, a)
+}
+
+// blockBase is the first free ITCM byte when removed of the existing ITCM
+// veneers go away; the block starts there, aligned.
+func (m *model) blockBase(removed int) uint32 {
+	switch {
+	case removed == 0:
+		return m.base
+	case m.itcmStubsAtEnd && removed == m.itcmStubs:
+		return m.itcmCodeEnd
+	}
+	return m.base - uint32(removed)*StubSize
+}
+
+// stubPadding is the padding before the existing ITCM stub section, which
+// goes away with the last of those stubs: the most by which a plan's
+// Bytes can undercut its code size minus the removed stubs.
+func (m *model) stubPadding() int64 {
+	if !m.itcmStubsAtEnd {
+		return 0
+	}
+	return int64(m.base-m.itcmCodeEnd) - int64(m.itcmStubs)*StubSize
 }
 
 func alignUp(x, a uint32) uint32 {
@@ -165,24 +224,31 @@ func (m *model) nextStamp() uint32 {
 func (m *model) cost(order []int, inPlan []bool) Cost {
 	fs := m.in.Funcs
 	var c Cost
-	addr := m.start
 	any := false
+	for _, i := range order {
+		if inPlan[i] {
+			any = true
+			if m.removable[i] {
+				c.RemovedStubs++
+			}
+		}
+	}
+	if !any {
+		return Cost{}
+	}
+	floor := m.blockBase(c.RemovedStubs)
+	start := alignUp(floor, m.align)
+	c.Padding = int64(start - floor)
+	addr := start
 	for _, i := range order {
 		if !inPlan[i] {
 			continue
 		}
-		any = true
 		f := &fs[i]
 		next := alignUp(addr, f.Align)
 		c.Padding += int64(next - addr)
 		addr = next + f.Size
 		c.Code += int64(f.Size)
-		if m.removable[i] {
-			c.RemovedStubs++
-		}
-	}
-	if !any {
-		return Cost{}
 	}
 	gen := m.nextStamp()
 	for _, i := range order {
@@ -190,7 +256,7 @@ func (m *model) cost(order []int, inPlan []bool) Cost {
 			continue
 		}
 		for _, t := range m.callees[i] {
-			if inPlan[t] || m.stamp[t] == gen || !far(m.start, fs[t].Addr) {
+			if inPlan[t] || m.stamp[t] == gen || !far(start, fs[t].Addr) {
 				continue
 			}
 			m.stamp[t] = gen
@@ -202,8 +268,8 @@ func (m *model) cost(order []int, inPlan []bool) Cost {
 		c.Padding += int64(next - addr)
 		addr = next + uint32(c.ITCMStubs)*StubSize
 	}
-	c.Padding += int64(m.start - m.base)
-	c.Bytes = int64(addr-m.base) - int64(c.RemovedStubs)*StubSize
+	// Bytes is the change of the first free ITCM byte.
+	c.Bytes = int64(addr) - int64(m.base)
 	return c
 }
 

@@ -53,13 +53,16 @@ type CurvePoint struct {
 // Plan is the result of planning, and the input of every rendering and of
 // verify.
 type Plan struct {
-	Version     int    `json:"version"`
-	BuildID     string `json:"build_id,omitempty"`
-	Layout      Layout `json:"layout"`
-	ITCMStart   uint32 `json:"itcm_start"`
-	ITCMSize    uint32 `json:"itcm_size"`
-	ITCMUsed    uint32 `json:"itcm_used"` // fixed use before the plan
-	Budget      uint32 `json:"budget"`
+	Version   int    `json:"version"`
+	BuildID   string `json:"build_id,omitempty"`
+	Layout    Layout `json:"layout"`
+	ITCMStart uint32 `json:"itcm_start"`
+	ITCMSize  uint32 `json:"itcm_size"`
+	ITCMUsed  uint32 `json:"itcm_used"` // fixed use before the plan
+	Budget    uint32 `json:"budget"`
+	// BlockAlign is the alignment the moved block starts at; the ld
+	// fragment begins with ". = ALIGN(BlockAlign)".
+	BlockAlign  uint32 `json:"block_align"`
 	BusySamples int    `json:"busy_samples"`
 	MinSamples  int    `json:"min_samples"`
 	// VeneersBefore is the model's veneer count for the planned-from image;
@@ -105,6 +108,9 @@ func (p *Plan) Validate() error {
 	}
 	if p.Layout != LayoutLD && p.Layout != LayoutZephyr {
 		return fmt.Errorf("place: plan has unknown layout %q", p.Layout)
+	}
+	if p.BlockAlign == 0 || p.BlockAlign&(p.BlockAlign-1) != 0 {
+		return fmt.Errorf("place: plan block alignment %d is not a power of two", p.BlockAlign)
 	}
 	seen := make(map[string]bool)
 	for _, e := range p.Entries {
@@ -178,6 +184,8 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		return plan.Excluded[a].Samples > plan.Excluded[b].Samples
 	})
 	m.emissionOrder(cands, opt.Layout)
+	plan.BlockAlign = blockAlign(in.Funcs, cands)
+	m.setBlockAlign(plan.BlockAlign)
 
 	p := newProblem(m, cands, int64(budget))
 	sel, optimal, upper := p.solve(opt.SearchNodes)

@@ -205,6 +205,8 @@ func (p *problem) localSearch(sel []bool) {
 // minus one stub when existing ITCM code reaches it through a veneer that
 // then goes away; padding and new stubs only add. The fractional knapsack
 // over the undecided items under that relaxation bounds any completion.
+// (When the last existing ITCM stub goes, the padding before the stub
+// section goes too; the budget is widened by that padding to stay a bound.)
 func (p *problem) branchAndBound(incumbent []bool, nodeLimit int) ([]bool, bool, int64) {
 	n := len(p.order)
 	fs := p.m.in.Funcs
@@ -256,7 +258,8 @@ func (p *problem) branchAndBound(incumbent []bool, nodeLimit int) ([]bool, bool,
 		}
 		return add
 	}
-	rootBound := bound(0, p.budget)
+	budget := p.budget + p.m.stubPadding()
+	rootBound := bound(0, budget)
 
 	var visit func(d int, value, lower int64)
 	visit = func(d int, value, lower int64) {
@@ -265,7 +268,7 @@ func (p *problem) branchAndBound(incumbent []bool, nodeLimit int) ([]bool, bool,
 			return
 		}
 		nodes++
-		if b := float64(value) + bound(d, p.budget-lower); b < float64(bestValue+1)-1e-9 {
+		if b := float64(value) + bound(d, budget-lower); b < float64(bestValue+1)-1e-9 {
 			return
 		}
 		if d == n {
