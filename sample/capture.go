@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"time"
 )
 
@@ -140,22 +139,4 @@ func (c *Capture) Validate() error {
 		return fmt.Errorf("missing range %v is not next to the records", c.Missing[mi])
 	}
 	return nil
-}
-
-// missingRanges lists the indices of want that no record has; recs must
-// ascend by Index.
-func missingRanges(want Range, recs []Record) []Range {
-	var out []Range
-	next := want.Start
-	i := sort.Search(len(recs), func(i int) bool { return recs[i].Index >= want.Start })
-	for ; i < len(recs) && recs[i].Index < want.End; i++ {
-		if recs[i].Index > next {
-			out = append(out, Range{next, recs[i].Index})
-		}
-		next = recs[i].Index + 1
-	}
-	if next < want.End {
-		out = append(out, Range{next, want.End})
-	}
-	return out
 }

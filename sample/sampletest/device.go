@@ -1,0 +1,459 @@
+// Package sampletest is a scripted firmware-sampler for tests: it speaks
+// the wire protocol through any byte stream (a pty in the tests of sample
+// and cmd), produces known records, and injects faults: corrupted bytes,
+// log text between and inside frames, writes split at random points, a
+// stall, and a hang-up. It encodes with the sample package's encoders and
+// knows the truth the host should recover.
+package sampletest
+
+import (
+	"errors"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// Faults are what the device does wrong on purpose. Zero means none.
+type Faults struct {
+	Seed       uint64  // of the fault generator; the same seed gives the same faults
+	CorruptOut float64 // probability that a byte the device sends is changed
+	CorruptIn  float64 // probability that a byte the device receives is changed
+	LogBetween float64 // probability of a log line before a frame
+	LogInside  float64 // probability of a log line in the middle of a frame
+	MaxChunk   int     // send in writes of 1..MaxChunk bytes (0 = one write per frame)
+	// StallAfter and Stall: once StallAfter bytes of DATA frames have been
+	// sent, stop sending for Stall (once).
+	StallAfter int64
+	Stall      time.Duration
+	// HangUpAfter: once this many bytes of DATA frames have been sent,
+	// close the connection (as an unplugged or reset device would).
+	HangUpAfter int64
+}
+
+// Device is the scripted sampler. Configure the exported fields, then call
+// Serve for each connection; the run's state survives a hang-up, so a
+// second Serve resumes with the records still held.
+type Device struct {
+	Capacity      uint32 // records the buffer holds
+	CPUHz         uint32
+	TimerHz       uint32
+	DefaultRateHz uint32
+	MaxRateHz     uint32 // START above this is BAD_ARG
+	BuildID       []byte
+	Threads       []sample.Thread // thread ids records use, with names
+	Seed          uint64          // of the records
+	RunTime       time.Duration   // a snapshot run's sampling time (the device's clock is fast)
+	StreamBatch   int             // records per DATA frame while streaming
+	StreamPeriod  time.Duration   // between stream DATA frames
+	Faults        Faults
+
+	mu       sync.Mutex
+	wmu      sync.Mutex // serialises frames from Serve and the stream goroutine
+	rng      *rand.Rand
+	conn     io.ReadWriteCloser
+	hungUp   bool
+	stalled  bool
+	dataSent int64
+	state    sample.State
+	mode     sample.Mode
+	fields   sample.Fields
+	jitter   uint8
+	rate     uint32
+	target   uint32 // samples the run takes
+	started  time.Time
+	taken    uint32
+	stored   uint32
+	heldFrom uint32
+	stopRun  chan struct{}
+	stopping bool
+	damaged  []sample.Range
+	logLines int
+}
+
+// Record is the ground truth of record i of the current run (only its
+// fields are set).
+func (d *Device) Record(i uint32) sample.Record {
+	d.mu.Lock()
+	f := d.fields
+	d.mu.Unlock()
+	return d.record(i, f)
+}
+
+func (d *Device) record(i uint32, f sample.Fields) sample.Record {
+	h := rand.New(rand.NewPCG(d.Seed, uint64(i)))
+	funcs := []uint32{0x60001000, 0x60002400, 0x60010000, 0x00000400, 0x60023000}
+	r := sample.Record{Index: i, PC: funcs[h.IntN(len(funcs))] + uint32(h.IntN(0x100))*2}
+	if f&sample.FieldLR != 0 {
+		r.LR = funcs[h.IntN(len(funcs))] + uint32(h.IntN(0x200))*2 + 1
+		if h.IntN(10) == 0 {
+			r.LR = 0xFFFFFFF9
+		}
+	}
+	if f&sample.FieldExc != 0 && h.IntN(8) == 0 {
+		r.Exc = 16 + uint16(h.IntN(100))
+	}
+	if f&sample.FieldThread != 0 && len(d.Threads) > 0 {
+		r.Thread = d.Threads[h.IntN(len(d.Threads))].ID
+	}
+	return r
+}
+
+// Damaged lists the index ranges of DATA frames the device damaged on
+// purpose (corrupted or split by log text).
+func (d *Device) Damaged() []sample.Range {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]sample.Range(nil), d.damaged...)
+}
+
+// LogLines is how many log lines the device sent.
+func (d *Device) LogLines() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.logLines
+}
+
+var errHungUp = errors.New("device hung up")
+
+// Serve answers commands on conn until reading fails or the device hangs
+// up by fault; it closes conn on a hang-up only.
+func (d *Device) Serve(conn io.ReadWriteCloser) error {
+	d.mu.Lock()
+	if d.rng == nil {
+		d.rng = rand.New(rand.NewPCG(d.Faults.Seed, 1))
+	}
+	d.conn = conn
+	d.hungUp = false
+	d.mu.Unlock()
+	dec := sample.NewDecoder(sample.FieldPC)
+	buf := make([]byte, 512)
+	for {
+		n, err := conn.Read(buf)
+		if n > 0 {
+			in := append([]byte(nil), buf[:n]...)
+			d.mu.Lock()
+			for i := range in {
+				if d.Faults.CorruptIn > 0 && d.rng.Float64() < d.Faults.CorruptIn {
+					in[i] ^= byte(1 + d.rng.IntN(255))
+				}
+			}
+			d.mu.Unlock()
+			for _, ev := range dec.Feed(in) {
+				if ev.Frame == nil {
+					continue
+				}
+				if err := d.handle(ev.Frame); err != nil {
+					return err
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (d *Device) handle(f sample.Frame) error {
+	d.mu.Lock()
+	d.advance()
+	d.mu.Unlock()
+	switch c := f.(type) {
+	case *sample.Status:
+		return d.send(d.header())
+	case *sample.Start:
+		return d.start(c)
+	case *sample.Stop:
+		d.mu.Lock()
+		running := d.state == sample.StateRunning
+		if running && d.mode == sample.ModeSnapshot {
+			d.target = d.stored
+			d.state = sample.StateHolding
+		}
+		stream := running && d.mode == sample.ModeStream && !d.stopping
+		if stream {
+			d.stopping = true
+		}
+		d.mu.Unlock()
+		if err := d.send(&sample.Reply{Command: sample.TypeStop, Status: sample.StatusOK}); err != nil {
+			return err
+		}
+		if stream {
+			close(d.stopRun)
+		}
+		return nil
+	case *sample.Drain:
+		return d.drain(c)
+	case *sample.Done:
+		d.mu.Lock()
+		status := sample.StatusOK
+		if d.state == sample.StateRunning {
+			status = sample.StatusBusy
+		} else {
+			d.state = sample.StateIdle
+			d.heldFrom = d.stored
+		}
+		d.mu.Unlock()
+		return d.send(&sample.Reply{Command: sample.TypeDone, Status: status})
+	}
+	return d.send(&sample.Reply{Command: f.Type(), Status: sample.StatusUnknown})
+}
+
+// advance moves a snapshot run's clock: records appear over RunTime.
+func (d *Device) advance() {
+	if d.state != sample.StateRunning || d.mode != sample.ModeSnapshot {
+		return
+	}
+	el := time.Since(d.started)
+	if el >= d.RunTime {
+		d.stored, d.taken, d.state = d.target, d.target, sample.StateHolding
+		return
+	}
+	d.stored = uint32(uint64(d.target) * uint64(el) / uint64(d.RunTime))
+	d.taken = d.stored
+}
+
+func (d *Device) header() *sample.Header {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rate := d.rate
+	if rate == 0 {
+		rate = d.DefaultRateHz
+	}
+	return &sample.Header{ProtoMajor: sample.ProtoMajor, ProtoMinor: sample.ProtoMinor, SamplerVersion: [3]uint8{0, 1, 0},
+		State: d.state, Mode: d.mode, Fields: d.fields | sample.FieldPC, JitterPct: d.jitter, CPUHz: d.CPUHz, TimerHz: d.TimerHz,
+		IntervalTicks: d.TimerHz / rate, Capacity: d.Capacity, Taken: d.taken, Dropped: d.taken - d.stored,
+		Stored: d.stored, HeldFrom: d.heldFrom, BuildID: d.BuildID}
+}
+
+func (d *Device) start(c *sample.Start) error {
+	d.mu.Lock()
+	status := sample.StatusOK
+	rate := c.RateHz
+	if rate == 0 {
+		rate = d.DefaultRateHz
+	}
+	switch {
+	case d.state != sample.StateIdle:
+		status = sample.StatusBusy
+	case c.Fields&sample.FieldPC == 0 || c.JitterPct > 50 || rate > d.MaxRateHz || c.Mode > sample.ModeStream:
+		status = sample.StatusBadArg
+	}
+	if status == sample.StatusOK {
+		d.state, d.mode, d.fields, d.jitter, d.rate = sample.StateRunning, c.Mode, c.Fields, c.JitterPct, rate
+		d.taken, d.stored, d.heldFrom = 0, 0, 0
+		d.target = d.Capacity
+		if c.Count > 0 {
+			d.target = min(d.target, c.Count)
+		}
+		if c.Mode == sample.ModeStream {
+			d.target = c.Count // 0: until STOP
+		}
+		if c.DurationMS > 0 {
+			byTime := uint32(uint64(c.DurationMS) * uint64(rate) / 1000)
+			if d.target == 0 || byTime < d.target {
+				d.target = byTime
+			}
+		}
+		d.started = time.Now()
+		d.stopRun = make(chan struct{})
+		d.stopping = false
+	}
+	stream := status == sample.StatusOK && c.Mode == sample.ModeStream
+	d.mu.Unlock()
+	if err := d.send(&sample.Reply{Command: sample.TypeStart, Status: status}); err != nil {
+		return err
+	}
+	if stream {
+		go d.stream(d.stopRun)
+	}
+	return nil
+}
+
+// stream sends StreamBatch records every StreamPeriod until the target or STOP.
+func (d *Device) stream(stop chan struct{}) {
+	tick := time.NewTicker(d.StreamPeriod)
+	defer tick.Stop()
+	for {
+		stopped := false
+		select {
+		case <-stop:
+			stopped = true
+		case <-tick.C:
+		}
+		d.mu.Lock()
+		from := d.stored
+		n := uint32(d.StreamBatch)
+		if d.target > 0 {
+			n = min(n, d.target-from)
+		}
+		if stopped {
+			n = 0
+		}
+		d.stored += n
+		d.taken = d.stored
+		done := stopped || d.target > 0 && d.stored >= d.target
+		fields := d.fields
+		d.mu.Unlock()
+		if n > 0 && d.sendRecords(from, from+n, fields) != nil {
+			return
+		}
+		if done {
+			d.mu.Lock()
+			d.state = sample.StateIdle
+			d.heldFrom = d.stored
+			end := &sample.End{Reason: sample.EndStreamStopped, Next: d.stored, Taken: d.taken, Stored: d.stored}
+			d.mu.Unlock()
+			if d.sendThreads(fields) == nil {
+				d.send(end)
+			}
+			return
+		}
+	}
+}
+
+func (d *Device) drain(c *sample.Drain) error {
+	d.mu.Lock()
+	state, taken, stored, held, fields := d.state, d.taken, d.stored, d.heldFrom, d.fields
+	d.mu.Unlock()
+	if state == sample.StateRunning {
+		return d.send(&sample.Reply{Command: sample.TypeDrain, Status: sample.StatusBusy})
+	}
+	end := stored
+	if c.Count > 0 && uint64(c.From)+uint64(c.Count) < uint64(stored) {
+		end = c.From + c.Count
+	}
+	if state != sample.StateHolding || c.From < held || c.From > stored {
+		return d.send(&sample.Reply{Command: sample.TypeDrain, Status: sample.StatusUnavailable})
+	}
+	if err := d.send(d.header()); err != nil {
+		return err
+	}
+	if err := d.sendRecords(c.From, end, fields); err != nil {
+		return err
+	}
+	if err := d.sendThreads(fields); err != nil {
+		return err
+	}
+	return d.send(&sample.End{Reason: sample.EndDrained, First: c.From, Next: end, Taken: taken, Stored: stored})
+}
+
+// sendRecords sends records [from, end) in DATA frames of as many records
+// as fit in a payload.
+func (d *Device) sendRecords(from, end uint32, fields sample.Fields) error {
+	for from < end {
+		data := &sample.Data{First: from, Fields: fields}
+		for i := from; i < end; i++ {
+			data.Records = append(data.Records, d.record(i, fields))
+			if _, err := sample.EncodeFrame(data); err != nil {
+				data.Records = data.Records[:len(data.Records)-1]
+				break
+			}
+		}
+		if err := d.sendData(data); err != nil {
+			return err
+		}
+		from += uint32(len(data.Records))
+	}
+	return nil
+}
+
+func (d *Device) sendThreads(fields sample.Fields) error {
+	if fields&sample.FieldThread == 0 || len(d.Threads) == 0 {
+		return nil
+	}
+	return d.send(&sample.Threads{Entries: d.Threads})
+}
+
+func (d *Device) sendData(data *sample.Data) error {
+	b, err := sample.EncodeFrame(data)
+	if err != nil {
+		return err
+	}
+	return d.write(b, data)
+}
+
+func (d *Device) send(f sample.Frame) error {
+	b, err := sample.EncodeFrame(f)
+	if err != nil {
+		return err
+	}
+	return d.write(b, nil)
+}
+
+// write sends one encoded frame with the configured faults.
+func (d *Device) write(frame []byte, data *sample.Data) error {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	d.mu.Lock()
+	if d.hungUp {
+		d.mu.Unlock()
+		return errHungUp
+	}
+	fl := &d.Faults
+	var out []byte
+	damaged := false
+	if fl.LogBetween > 0 && d.rng.Float64() < fl.LogBetween {
+		out = append(out, "<inf> app: between frames\r\n"...)
+		d.logLines++
+	}
+	frame = append([]byte(nil), frame...)
+	for i := range frame {
+		if fl.CorruptOut > 0 && d.rng.Float64() < fl.CorruptOut {
+			frame[i] ^= byte(1 + d.rng.IntN(255))
+			damaged = true
+		}
+	}
+	if fl.LogInside > 0 && d.rng.Float64() < fl.LogInside {
+		at := 1 + d.rng.IntN(len(frame)-2)
+		frame = append(frame[:at], append([]byte("<wrn> log inside a frame\r\n"), frame[at:]...)...)
+		damaged = true
+	}
+	out = append(out, frame...)
+	if data != nil {
+		if damaged {
+			d.damaged = append(d.damaged, sample.Range{Start: data.First, End: data.First + uint32(len(data.Records))})
+		}
+		d.dataSent += int64(len(out))
+	}
+	stall := fl.Stall > 0 && !d.stalled && data != nil && d.dataSent >= fl.StallAfter
+	if stall {
+		d.stalled = true
+	}
+	hangUp := fl.HangUpAfter > 0 && data != nil && d.dataSent >= fl.HangUpAfter
+	conn := d.conn
+	var chunks []int
+	for rest := len(out); rest > 0; {
+		n := rest
+		if fl.MaxChunk > 0 {
+			n = min(rest, 1+d.rng.IntN(fl.MaxChunk))
+		}
+		chunks = append(chunks, n)
+		rest -= n
+	}
+	d.mu.Unlock()
+
+	if hangUp {
+		// Send half the frame, then go away (after the host has read it:
+		// a pty hang-up discards unread input).
+		conn.Write(out[:len(out)/2])
+		time.Sleep(50 * time.Millisecond)
+		d.mu.Lock()
+		d.hungUp = true
+		d.mu.Unlock()
+		conn.Close()
+		return errHungUp
+	}
+	for i, n := range chunks {
+		if stall && i == len(chunks)/2 {
+			time.Sleep(fl.Stall)
+		}
+		if _, err := conn.Write(out[:n]); err != nil {
+			return err
+		}
+		out = out[n:]
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package sample
+
+import (
+	"fmt"
+	"strings"
+
+	"go.bug.st/serial"
+	"go.bug.st/serial/enumerator"
+)
+
+// The USB ids `--port auto` looks for by default: Zephyr's default
+// CONFIG_USB_DEVICE_VID/PID, which the Zephyr module keeps unless a board
+// sets its own.
+const (
+	DefaultVID = "2fe3"
+	DefaultPID = "0001"
+)
+
+// OpenPort opens a serial device (a USB CDC-ACM tty, a UART, or a pty) in
+// raw mode at baud. On CDC-ACM the baud rate is ignored by the link.
+func OpenPort(path string, baud int) (serial.Port, error) {
+	p, err := serial.Open(path, &serial.Mode{BaudRate: baud})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// PortInfo is one candidate serial port.
+type PortInfo struct {
+	Path  string
+	IsUSB bool
+	USB   USBInfo
+}
+
+// PortMatch selects the sampler's port among USB serial ports; empty
+// fields match anything. Hex ids compare case-insensitively.
+type PortMatch struct {
+	VID, PID, Serial, Product string
+}
+
+// ListPorts lists the serial ports with their USB details.
+func ListPorts() ([]PortInfo, error) {
+	list, err := enumerator.GetDetailedPortsList()
+	if err != nil {
+		return nil, fmt.Errorf("listing serial ports: %w", err)
+	}
+	var out []PortInfo
+	for _, p := range list {
+		out = append(out, PortInfo{Path: p.Name, IsUSB: p.IsUSB,
+			USB: USBInfo{VID: strings.ToLower(p.VID), PID: strings.ToLower(p.PID), Serial: p.SerialNumber, Product: p.Product}})
+	}
+	return out, nil
+}
+
+// FindPort picks the one port that matches m. None or several is an error
+// that lists the candidates, so the user can pass --port or narrow the match.
+func FindPort(ports []PortInfo, m PortMatch) (PortInfo, error) {
+	var found []PortInfo
+	for _, p := range ports {
+		if p.IsUSB && eqFold(m.VID, p.USB.VID) && eqFold(m.PID, p.USB.PID) &&
+			(m.Serial == "" || m.Serial == p.USB.Serial) &&
+			(m.Product == "" || strings.Contains(strings.ToLower(p.USB.Product), strings.ToLower(m.Product))) {
+			found = append(found, p)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	want := describeMatch(m)
+	if len(found) == 0 {
+		if len(ports) == 0 {
+			return PortInfo{}, fmt.Errorf("no serial port found with %s, and no serial ports at all; is the board plugged in?", want)
+		}
+		return PortInfo{}, fmt.Errorf("no serial port with %s; ports present: %s (pass --port PATH, or --vid/--pid/--serial/--product)", want, describePorts(ports))
+	}
+	return PortInfo{}, fmt.Errorf("%d serial ports with %s: %s (pass --port PATH or --serial to pick one)", len(found), want, describePorts(found))
+}
+
+func eqFold(want, got string) bool {
+	return want == "" || strings.EqualFold(strings.TrimPrefix(strings.ToLower(want), "0x"), got)
+}
+
+func describeMatch(m PortMatch) string {
+	var parts []string
+	if m.VID != "" || m.PID != "" {
+		parts = append(parts, fmt.Sprintf("USB id %s:%s", orAny(m.VID), orAny(m.PID)))
+	}
+	if m.Serial != "" {
+		parts = append(parts, fmt.Sprintf("serial %q", m.Serial))
+	}
+	if m.Product != "" {
+		parts = append(parts, fmt.Sprintf("product %q", m.Product))
+	}
+	if len(parts) == 0 {
+		return "any USB id"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orAny(s string) string {
+	if s == "" {
+		return "*"
+	}
+	return s
+}
+
+func describePorts(ports []PortInfo) string {
+	var parts []string
+	for _, p := range ports {
+		if !p.IsUSB {
+			parts = append(parts, p.Path+" (not USB)")
+			continue
+		}
+		d := fmt.Sprintf("%s (%s:%s", p.Path, p.USB.VID, p.USB.PID)
+		if p.USB.Product != "" {
+			d += fmt.Sprintf(" %q", p.USB.Product)
+		}
+		if p.USB.Serial != "" {
+			d += " serial " + p.USB.Serial
+		}
+		parts = append(parts, d+")")
+	}
+	return strings.Join(parts, ", ")
+}

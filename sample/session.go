@@ -1,0 +1,830 @@
+package sample
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Timeouts bound every wait of a Session. Tests shorten them; the defaults
+// suit USB CDC-ACM and UARTs from 115200 baud.
+type Timeouts struct {
+	// Reply is how long to wait for a command's answer, and for the next
+	// frame of a drain, before asking again. It doubles on each retry of
+	// the same command (at most 8×).
+	Reply time.Duration
+	// Retries is how often a command is sent again after a time-out, and
+	// how many re-request rounds in a row may bring nothing new.
+	Retries int
+	// Poll is the STATUS interval while a snapshot run samples.
+	Poll time.Duration
+	// LogFlush is the quiet time after which log text still waiting for a
+	// 0x00 is shown.
+	LogFlush time.Duration
+}
+
+// DefaultTimeouts are the Timeouts of `tcmprof capture`.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{Reply: time.Second, Retries: 5, Poll: 100 * time.Millisecond, LogFlush: 200 * time.Millisecond}
+}
+
+// DisconnectError is returned when the byte stream ends: the device was
+// unplugged or reset, or the port failed.
+type DisconnectError struct{ Err error }
+
+func (e *DisconnectError) Error() string { return fmt.Sprintf("device disconnected: %v", e.Err) }
+func (e *DisconnectError) Unwrap() error { return e.Err }
+
+// IncompleteError comes with a capture whose Missing ranges are not empty.
+type IncompleteError struct {
+	Missing   []Range
+	Total     uint64 // records the capture should hold
+	Resumable bool   // the device still holds them (snapshot): a resume may fetch them
+	Cause     error  // what stopped the drain, or nil when re-requests ran out
+}
+
+func (e *IncompleteError) Error() string {
+	var n uint64
+	for _, m := range e.Missing {
+		n += uint64(m.Len())
+	}
+	msg := fmt.Sprintf("%d of %d records missing (indices %s)", n, e.Total, FormatRanges(e.Missing, 10))
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
+	return msg
+}
+
+func (e *IncompleteError) Unwrap() error { return e.Cause }
+
+// FormatRanges lists ranges as "3-9, 15, 20-21", at most max of them.
+func FormatRanges(rs []Range, max int) string {
+	var parts []string
+	for i, r := range rs {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("and %d more ranges", len(rs)-max))
+			break
+		}
+		parts = append(parts, r.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+var errTimeout = errors.New("time-out")
+
+// Session speaks the protocol over one connection. It is not safe for
+// concurrent use; one goroutine reads the connection in the background.
+type Session struct {
+	conn     io.ReadWriteCloser
+	timeouts Timeouts
+	dec      *Decoder
+	chunks   chan []byte
+	readErr  error // why the stream ended; valid once chunks is closed
+	pending  []Event
+	lastData time.Time
+
+	// OnLog receives each line of log text from the device.
+	OnLog func(line string)
+	// OnProgress is told how many records of the current run have arrived,
+	// and how many are expected (0 while unknown, in stream mode).
+	OnProgress func(received, total uint64)
+
+	header  *Header // the last HEADER
+	lastEnd *End    // the END of a stream run, once it came
+	set     *recordSet
+	threads map[uint32]string
+	retries uint64
+	rereqs  uint64
+	rerecs  uint64
+}
+
+// NewSession starts reading conn. Every byte read is first written to raw
+// when it is not nil, so a capture survives a decoder bug.
+func NewSession(conn io.ReadWriteCloser, raw io.Writer, t Timeouts) *Session {
+	s := &Session{conn: conn, timeouts: t, dec: NewDecoder(FieldPC), chunks: make(chan []byte, 64)}
+	go s.read(raw)
+	return s
+}
+
+func (s *Session) read(raw io.Writer) {
+	defer close(s.chunks)
+	for {
+		buf := make([]byte, 4096)
+		n, err := s.conn.Read(buf)
+		if n > 0 {
+			if raw != nil {
+				if _, werr := raw.Write(buf[:n]); werr != nil {
+					s.readErr = fmt.Errorf("writing the raw byte log: %w", werr)
+					return
+				}
+			}
+			s.chunks <- buf[:n]
+		}
+		if err != nil {
+			s.readErr = err
+			return
+		}
+	}
+}
+
+// Close closes the connection and waits for the reader to stop.
+func (s *Session) Close() error {
+	err := s.conn.Close()
+	for range s.chunks {
+	}
+	return err
+}
+
+// Stats returns the decoder's counts plus the session's retries.
+func (s *Session) Stats() DecodeStats {
+	st := s.dec.Stats()
+	st.Retries, st.Rerequests, st.Rerequested = s.retries, s.rereqs, s.rerecs
+	return st
+}
+
+// next returns the next frame, waiting until deadline. DATA and THREADS
+// frames are also collected into the current run, whoever waits.
+func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
+	for {
+		for len(s.pending) > 0 {
+			ev := s.pending[0]
+			s.pending = s.pending[1:]
+			switch {
+			case ev.Log != "":
+				if s.OnLog != nil {
+					s.OnLog(ev.Log)
+				}
+			case ev.Err != nil:
+				if strings.Contains(ev.Err.Error(), "newer than this tcmprof") {
+					return nil, ev.Err
+				}
+			case ev.Frame != nil:
+				s.collect(ev.Frame)
+				return ev.Frame, nil
+			}
+		}
+		now := time.Now()
+		if !now.Before(deadline) {
+			return nil, errTimeout
+		}
+		wait := deadline.Sub(now)
+		flushAt := s.lastData.Add(s.timeouts.LogFlush)
+		flushing := s.timeouts.LogFlush > 0 && flushAt.After(now) && flushAt.Before(deadline)
+		if flushing {
+			wait = flushAt.Sub(now)
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case c, ok := <-s.chunks:
+			timer.Stop()
+			if !ok {
+				return nil, &DisconnectError{s.readErr}
+			}
+			s.lastData = time.Now()
+			s.pending = append(s.pending, s.dec.Feed(c)...)
+		case <-timer.C:
+			if flushing {
+				s.pending = append(s.pending, s.dec.Idle()...)
+			}
+		}
+	}
+}
+
+func (s *Session) collect(f Frame) {
+	switch f := f.(type) {
+	case *Header:
+		s.header = f
+	case *Data:
+		if s.set != nil {
+			for _, r := range f.Records {
+				s.set.add(r)
+			}
+			if s.OnProgress != nil {
+				s.OnProgress(s.set.received, uint64(s.set.want.Len()))
+			}
+		}
+	case *End:
+		if f.Reason == EndStreamStopped {
+			s.lastEnd = f
+		}
+	case *Threads:
+		if s.threads == nil {
+			s.threads = map[uint32]string{}
+		}
+		for _, t := range f.Entries {
+			s.threads[t.ID] = t.Name
+		}
+	}
+}
+
+func (s *Session) send(f Frame) error {
+	b, err := EncodeFrame(f)
+	if err != nil {
+		return err
+	}
+	if _, err := s.conn.Write(b); err != nil {
+		return &DisconnectError{err}
+	}
+	return nil
+}
+
+// replyWait is the answer time-out of a command's attempt-th try.
+func (s *Session) replyWait(attempt int) time.Duration {
+	return s.timeouts.Reply << min(attempt, 3)
+}
+
+// command sends cmd until match accepts a frame, at most 1+Retries times.
+func (s *Session) command(ctx context.Context, cmd Frame, match func(f Frame, attempt int) (bool, error)) (Frame, error) {
+	for attempt := 0; ; attempt++ {
+		if err := s.send(cmd); err != nil {
+			return nil, err
+		}
+		deadline := time.Now().Add(s.replyWait(attempt))
+		for {
+			f, err := s.next(ctx, deadline)
+			if err == errTimeout {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			if ok, err := match(f, attempt); ok || err != nil {
+				return f, err
+			}
+		}
+		if attempt == s.timeouts.Retries {
+			return nil, fmt.Errorf("no answer to %v after %d tries", cmd.Type(), attempt+1)
+		}
+		s.retries++
+	}
+}
+
+// replyTo matches the REPLY to a command type.
+func replyTo(t FrameType, f Frame) (*Reply, bool) {
+	r, ok := f.(*Reply)
+	if !ok || r.Command != t {
+		return nil, false
+	}
+	return r, true
+}
+
+// Status asks for the device's HEADER.
+func (s *Session) Status(ctx context.Context) (*Header, error) {
+	f, err := s.command(ctx, &Status{}, func(f Frame, _ int) (bool, error) {
+		_, ok := f.(*Header)
+		return ok, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f.(*Header), nil
+}
+
+// Start starts a run. A device that already runs or holds records is left
+// alone: its records may be a capture nobody drained yet.
+func (s *Session) Start(ctx context.Context, st Start) error {
+	h, err := s.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if h.State != StateIdle {
+		return fmt.Errorf("the sampler is %v with %d records of an earlier %v run; drain them with --attach first", h.State, h.Stored-h.HeldFrom, h.Mode)
+	}
+	s.dec.SetFields(st.Fields)
+	_, err = s.command(ctx, &st, func(f Frame, attempt int) (bool, error) {
+		r, ok := replyTo(TypeStart, f)
+		switch {
+		case !ok:
+			return false, nil
+		case r.Status == StatusOK, r.Status == StatusBusy && attempt > 0: // BUSY: an earlier try got through
+			return true, nil
+		case r.Status == StatusBadArg:
+			return true, fmt.Errorf("the sampler refused START (BAD_ARG): rate %d Hz, jitter %d %%, fields %v or mode %v is outside what it supports",
+				st.RateHz, st.JitterPct, st.Fields, st.Mode)
+		}
+		return true, fmt.Errorf("the sampler answered START with %v", r.Status)
+	})
+	return err
+}
+
+// Stop ends a run.
+func (s *Session) Stop(ctx context.Context) error {
+	_, err := s.command(ctx, &Stop{}, func(f Frame, _ int) (bool, error) {
+		_, ok := replyTo(TypeStop, f)
+		return ok, nil
+	})
+	return err
+}
+
+// Done releases the records the device holds.
+func (s *Session) Done(ctx context.Context) error {
+	_, err := s.command(ctx, &Done{}, func(f Frame, _ int) (bool, error) {
+		r, ok := replyTo(TypeDone, f)
+		if ok && r.Status != StatusOK {
+			return true, fmt.Errorf("the sampler answered DONE with %v", r.Status)
+		}
+		return ok, nil
+	})
+	return err
+}
+
+// SnapshotWait is how long a snapshot run with these settings should take
+// on a device that reports h, plus a margin: the count (or the capacity),
+// at the mean rate, or the duration when that is shorter.
+func SnapshotWait(h *Header, st Start) time.Duration {
+	samples := h.Capacity
+	if st.Count > 0 {
+		samples = min(samples, st.Count)
+	}
+	var d time.Duration
+	if h.TimerHz > 0 && h.IntervalTicks > 0 {
+		d = time.Duration(float64(samples) * float64(h.IntervalTicks) / float64(h.TimerHz) * float64(time.Second))
+	}
+	if st.DurationMS > 0 {
+		if byDuration := time.Duration(st.DurationMS) * time.Millisecond; d == 0 || byDuration < d {
+			d = byDuration
+		}
+	}
+	return d + d/4 + 2*time.Second
+}
+
+// Snapshot starts a snapshot run, waits until the device holds it (sending
+// STOP when maxWait passes or stop is closed), and drains it (see Drain).
+// maxWait 0 means SnapshotWait.
+func (s *Session) Snapshot(ctx context.Context, st Start, maxWait time.Duration, stop <-chan struct{}) (*Capture, error) {
+	st.Mode = ModeSnapshot
+	if err := s.Start(ctx, st); err != nil {
+		return nil, err
+	}
+	h, err := s.waitHolding(ctx, st, maxWait, stop)
+	if err != nil {
+		return nil, err
+	}
+	return s.Drain(ctx, h)
+}
+
+// Attach drains whatever the device holds without starting a run: a held
+// snapshot, a snapshot still running (after it ends), or a stream run in
+// progress (until it ends or stop is closed).
+func (s *Session) Attach(ctx context.Context, stop <-chan struct{}) (*Capture, error) {
+	h, err := s.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case h.State == StateIdle:
+		return nil, errors.New("the sampler holds no records (state idle); start a run without --attach")
+	case h.State == StateRunning && h.Mode == ModeStream:
+		s.set, s.threads, s.lastEnd = nil, nil, nil
+		return s.stream(ctx, h, stop, 0)
+	case h.State == StateRunning:
+		if h, err = s.waitHolding(ctx, Start{Fields: h.Fields}, 0, stop); err != nil {
+			return nil, err
+		}
+	}
+	return s.Drain(ctx, h)
+}
+
+func (s *Session) waitHolding(ctx context.Context, st Start, maxWait time.Duration, stop <-chan struct{}) (*Header, error) {
+	h, err := s.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if maxWait == 0 {
+		maxWait = SnapshotWait(h, st)
+	}
+	deadline := time.Now().Add(maxWait)
+	stopped := false
+	for h.State == StateRunning {
+		if !stopped && (time.Now().After(deadline) || isClosed(stop)) {
+			if err := s.Stop(ctx); err != nil {
+				return nil, err
+			}
+			stopped = true
+			deadline = time.Now().Add(s.replyWait(s.timeouts.Retries))
+		} else if stopped && time.Now().After(deadline) {
+			return nil, errors.New("the sampler still runs after STOP")
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-stop:
+		case <-time.After(s.timeouts.Poll):
+		}
+		if h, err = s.Status(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if h.State != StateHolding {
+		return nil, fmt.Errorf("the snapshot run ended in state %v without holding records", h.State)
+	}
+	return h, nil
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// Drain fetches the records the device holds (as h reports them),
+// re-requests what did not arrive, and sends DONE once every record is
+// there. When records are still missing it returns the capture together
+// with an *IncompleteError, and the device keeps holding them for Resume.
+func (s *Session) Drain(ctx context.Context, h *Header) (*Capture, error) {
+	want := Range{h.HeldFrom, h.Stored}
+	s.set = newRecordSet(want)
+	s.threads = nil
+	s.header = h
+	s.dec.SetFields(h.Fields)
+	return s.fetch(ctx, want, false)
+}
+
+// Resume fetches the missing records of c from a device that still holds
+// its run, and returns c completed (or still with Missing, and an
+// *IncompleteError). It refuses a device that holds a different run.
+func (s *Session) Resume(ctx context.Context, c *Capture) (*Capture, error) {
+	h, err := s.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ch := &c.Header
+	switch {
+	case len(c.Missing) == 0:
+		return nil, errors.New("the capture misses no records")
+	case h.State != StateHolding:
+		return nil, fmt.Errorf("the sampler no longer holds the run (state %v)", h.State)
+	case string(h.BuildID) != string(ch.BuildID) || h.Taken != ch.Taken || h.Stored != ch.Stored || h.Fields != ch.Fields:
+		return nil, fmt.Errorf("the sampler holds a different run (stored %d, taken %d, fields %v; the capture has %d, %d, %v)",
+			h.Stored, h.Taken, h.Fields, ch.Stored, ch.Taken, ch.Fields)
+	case h.HeldFrom > c.Missing[0].Start:
+		return nil, fmt.Errorf("the sampler no longer holds records before %d", h.HeldFrom)
+	}
+	want := c.Span()
+	s.set = newRecordSet(want)
+	for _, r := range c.Records {
+		s.set.add(r)
+	}
+	s.threads = c.Threads
+	s.header = h
+	s.dec.SetFields(h.Fields)
+	s.retries, s.rereqs, s.rerecs = c.Stats.Retries, c.Stats.Rerequests, c.Stats.Rerequested
+	out, err := s.fetch(ctx, want, true)
+	if out != nil {
+		prev := c.Stats
+		st := out.Stats
+		st.Bytes += prev.Bytes
+		st.Frames += prev.Frames
+		st.CRCErrors += prev.CRCErrors
+		st.BadFrames += prev.BadFrames
+		st.GarbageBytes += prev.GarbageBytes
+		st.LogLines += prev.LogLines
+		out.Stats = st
+		out.Host = c.Host
+	}
+	return out, err
+}
+
+// Re-request sizing: a round asks again for each missing range in requests
+// of at most chunk records. On a noisy line a big DATA frame rarely
+// arrives intact, so the chunk shrinks when a round recovers less than
+// half of what it asked for, and grows back when almost everything came.
+const (
+	maxChunk = 4096
+	minChunk = 8
+	// rangeMergeGap: missing ranges closer than this are asked for in one
+	// request; a few records sent twice cost less than a round trip.
+	rangeMergeGap = 16
+)
+
+// fetch drains want in rounds: the first asks for everything, each later
+// one for what is still missing, until nothing is missing or Retries
+// rounds in a row bring nothing new. Then DONE, when complete.
+func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Capture, error) {
+	var cause error
+	chunk := uint32(maxChunk)
+	idle := 0
+	first := !resuming
+	for idle <= s.timeouts.Retries {
+		missing := mergeRanges(s.set.missing(), rangeMergeGap)
+		if len(missing) == 0 {
+			break
+		}
+		var reqs []Range
+		for _, m := range missing {
+			for from := m.Start; from < m.End; {
+				n := min(m.End-from, chunk)
+				if first {
+					n = m.Len() // the first request is the whole range in one DRAIN
+				} else {
+					s.rereqs++
+					s.rerecs += uint64(n)
+				}
+				reqs = append(reqs, Range{from, from + n})
+				from += n
+			}
+		}
+		first = false
+		before := s.set.received
+		if cause = s.drainRanges(ctx, reqs, idle); cause != nil {
+			break
+		}
+		var asked uint64
+		for _, r := range reqs {
+			asked += uint64(r.Len())
+		}
+		got := s.set.received - before
+		if got == 0 {
+			idle++
+		} else {
+			idle = 0
+		}
+		switch {
+		case got*2 < asked:
+			// Shrink at least 4×, and to the size that arrived whole.
+			chunk = max(min(chunk/4, uint32(uint64(chunk)*got/asked)), minChunk)
+		case got*10 >= asked*9:
+			chunk = min(chunk*2, maxChunk)
+		}
+	}
+	var err error
+	if s.set.received == uint64(want.Len()) {
+		if derr := s.Done(ctx); derr != nil {
+			err = fmt.Errorf("every record arrived, but DONE failed: %w", derr)
+		}
+	}
+	c := s.capture(want)
+	if len(c.Missing) > 0 {
+		resumable := c.Header.Mode == ModeSnapshot && !errors.Is(cause, errUnavailable)
+		return c, &IncompleteError{Missing: c.Missing, Total: uint64(want.Len()), Resumable: resumable, Cause: cause}
+	}
+	return c, err
+}
+
+var errUnavailable = errors.New("the sampler no longer holds those records (UNAVAILABLE)")
+
+// pipelineDepth is how many DRAINs may be outstanding. The device answers
+// them in order, so a lost END costs no time-out while later answers come;
+// a device whose input overflows just loses a command, which times out.
+const pipelineDepth = 4
+
+// drainRanges sends a DRAIN for each range, keeping up to pipelineDepth
+// outstanding, and reads the answers. A request is finished by its END,
+// by all its records, or by an answer to a later request; the round ends
+// when every request is finished or the line stays quiet too long. It
+// returns only errors that end the drain (not time-outs).
+func (s *Session) drainRanges(ctx context.Context, reqs []Range, attempt int) error {
+	wait := s.replyWait(attempt)
+	var inflight []Range
+	// retire finishes the outstanding requests up to and including i.
+	retire := func(i int) { inflight = inflight[i+1:] }
+	threadsNeeded := s.header.Fields&FieldThread != 0 && len(s.threads) == 0
+	for len(reqs) > 0 || len(inflight) > 0 {
+		for len(reqs) > 0 && len(inflight) < pipelineDepth {
+			if err := s.send(&Drain{From: reqs[0].Start, Count: reqs[0].Len()}); err != nil {
+				return err
+			}
+			inflight = append(inflight, reqs[0])
+			reqs = reqs[1:]
+		}
+		f, err := s.next(ctx, time.Now().Add(wait))
+		if err == errTimeout {
+			inflight = nil // lost: what is still missing goes into the next round
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		threadsNeeded = threadsNeeded && len(s.threads) == 0
+		switch f := f.(type) {
+		case *End:
+			for i, r := range inflight {
+				if f.First == r.Start {
+					retire(i)
+					break
+				}
+			}
+		case *Data:
+			for i, r := range inflight {
+				if f.First >= r.Start && f.First < r.End {
+					if i > 0 {
+						retire(i - 1) // answers come in order: the earlier ones are over
+					}
+					break
+				}
+			}
+		case *Reply:
+			if f.Command == TypeDrain && len(inflight) > 0 {
+				switch f.Status {
+				case StatusUnavailable:
+					return errUnavailable
+				case StatusBusy:
+					return errors.New("the sampler is still sampling (BUSY)")
+				}
+				retire(0)
+			}
+		}
+		for len(inflight) > 0 && !threadsNeeded && s.set.hasAll(inflight[0]) {
+			retire(0)
+		}
+	}
+	return nil
+}
+
+// capture assembles what arrived.
+func (s *Session) capture(want Range) *Capture {
+	h := *s.header
+	c := &Capture{Header: h, Records: s.set.records(), Missing: s.set.missing(), Stats: s.Stats()}
+	if len(s.threads) > 0 {
+		c.Threads = s.threads
+	}
+	return c
+}
+
+// Stream starts a stream run and receives its records until it ends: by
+// the device (count or duration), or by STOP when stop is closed or
+// maxDuration passes (0 = no limit).
+func (s *Session) Stream(ctx context.Context, st Start, maxDuration time.Duration, stop <-chan struct{}) (*Capture, error) {
+	st.Mode = ModeStream
+	s.set = newRecordSet(Range{0, 0})
+	s.set.grow = true
+	s.threads = nil
+	s.lastEnd = nil
+	if err := s.Start(ctx, st); err != nil {
+		return nil, err
+	}
+	h, err := s.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.stream(ctx, h, stop, maxDuration)
+}
+
+func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, maxDuration time.Duration) (*Capture, error) {
+	if s.set == nil || !s.set.grow {
+		s.set = newRecordSet(Range{h.HeldFrom, h.HeldFrom})
+		s.set.grow = true
+	}
+	s.dec.SetFields(h.Fields)
+	final := *h
+	var stopAt time.Time
+	if maxDuration > 0 {
+		stopAt = time.Now().Add(maxDuration)
+	}
+	stopped := false
+	var cause error
+	for s.lastEnd == nil {
+		if !stopped && (isClosed(stop) || !stopAt.IsZero() && time.Now().After(stopAt)) {
+			stopped = true
+			if cause = s.Stop(ctx); cause != nil {
+				break
+			}
+			continue
+		}
+		wait := s.timeouts.Reply
+		if !stopAt.IsZero() && !stopped {
+			wait = min(wait, time.Until(stopAt)+time.Millisecond)
+		}
+		_, err := s.next(ctx, time.Now().Add(wait))
+		if err == errTimeout {
+			if !stopAt.IsZero() && !stopped && time.Now().After(stopAt) {
+				continue
+			}
+			// Quiet: at a low rate DATA comes seldom. Ask whether the run
+			// still goes; if it ended and its END was lost, the HEADER has
+			// the final counters.
+			h, err := s.Status(ctx)
+			if err != nil {
+				cause = err
+				break
+			}
+			if h.State != StateRunning {
+				final.Taken, final.Dropped, final.Stored = h.Taken, h.Dropped, h.Stored
+				break
+			}
+			continue
+		}
+		if err != nil {
+			cause = err
+			break
+		}
+	}
+	final.State = StateIdle
+	if e := s.lastEnd; e != nil {
+		final.Taken, final.Dropped, final.Stored = e.Taken, e.Dropped, e.Stored
+		s.set.extendTo(e.Next)
+	} else if cause == nil {
+		s.set.extendTo(final.Stored)
+	}
+	s.header = &final
+	c := s.capture(s.set.want)
+	if len(c.Missing) > 0 || cause != nil {
+		return c, &IncompleteError{Missing: c.Missing, Total: uint64(s.set.want.Len()), Cause: cause}
+	}
+	return c, nil
+}
+
+// mergeRanges joins ranges whose gap is below gap.
+func mergeRanges(rs []Range, gap uint32) []Range {
+	var out []Range
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.Start-out[n-1].End < gap {
+			out[n-1].End = r.End
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// recordSet holds the records of one run by index.
+type recordSet struct {
+	want     Range // the indices expected; grows in stream mode
+	grow     bool
+	recs     []Record
+	have     []bool
+	received uint64
+}
+
+// maxStreamRecords bounds a stream run's memory (an hour at 10 kHz is 36 M).
+const maxStreamRecords = 1 << 27
+
+func newRecordSet(want Range) *recordSet {
+	return &recordSet{want: want, recs: make([]Record, want.Len()), have: make([]bool, want.Len())}
+}
+
+func (rs *recordSet) add(r Record) {
+	if r.Index < rs.want.Start {
+		return
+	}
+	if r.Index >= rs.want.End {
+		if !rs.grow {
+			return
+		}
+		rs.extendTo(r.Index + 1)
+		if r.Index >= rs.want.End {
+			return
+		}
+	}
+	i := r.Index - rs.want.Start
+	if !rs.have[i] {
+		rs.have[i] = true
+		rs.recs[i] = r
+		rs.received++
+	}
+}
+
+// extendTo makes a stream run's set expect the records up to end
+// (exclusive), within maxStreamRecords.
+func (rs *recordSet) extendTo(end uint32) {
+	if end <= rs.want.End || end-rs.want.Start > maxStreamRecords {
+		return
+	}
+	n := int(end - rs.want.Start)
+	rs.recs = append(rs.recs, make([]Record, n-len(rs.recs))...)
+	rs.have = append(rs.have, make([]bool, n-len(rs.have))...)
+	rs.want.End = end
+}
+
+func (rs *recordSet) hasAll(r Range) bool {
+	for i := r.Start; i < r.End; i++ {
+		if i < rs.want.Start || i >= rs.want.End || !rs.have[i-rs.want.Start] {
+			return false
+		}
+	}
+	return true
+}
+
+func (rs *recordSet) records() []Record {
+	var out []Record
+	for i, ok := range rs.have[:rs.want.Len()] {
+		if ok {
+			out = append(out, rs.recs[i])
+		}
+	}
+	return out
+}
+
+func (rs *recordSet) missing() []Range {
+	var out []Range
+	for i := uint32(0); i < rs.want.Len(); i++ {
+		if !rs.have[i] {
+			j := i
+			for j < rs.want.Len() && !rs.have[j] {
+				j++
+			}
+			out = append(out, Range{rs.want.Start + i, rs.want.Start + j})
+			i = j
+		}
+	}
+	return out
+}

@@ -1,0 +1,266 @@
+package sample_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/sampletest"
+)
+
+func newDevice(capacity uint32, faults sampletest.Faults) *sampletest.Device {
+	return &sampletest.Device{
+		Capacity: capacity, CPUHz: 600_000_000, TimerHz: 24_000_000, DefaultRateHz: 10_000, MaxRateHz: 100_000,
+		BuildID: []byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+		Threads: []sample.Thread{{ID: 0x20001000, Name: "main"}, {ID: 0x20001100, Name: "idle"}},
+		Seed:    42, RunTime: 20 * time.Millisecond, StreamBatch: 128, StreamPeriod: 2 * time.Millisecond,
+		Faults: faults,
+	}
+}
+
+// connect serves d on a new pty and opens its other end as a serial port,
+// the way `tcmprof capture --port /dev/pts/N` does.
+func connect(t *testing.T, d *sampletest.Device) (port string, host *os.File, served chan error) {
+	t.Helper()
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	served = make(chan error, 1)
+	go func() { served <- d.Serve(master) }()
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	return slave.Name(), slave, served
+}
+
+func openSession(t *testing.T, d *sampletest.Device, to sample.Timeouts) (*sample.Session, chan error) {
+	t.Helper()
+	path, slave, served := connect(t, d)
+	p, err := sample.OpenPort(path, 115200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave.Close() // the serial port keeps the pty open now
+	s := sample.NewSession(p, nil, to)
+	t.Cleanup(func() { s.Close() })
+	return s, served
+}
+
+func fastTimeouts() sample.Timeouts {
+	return sample.Timeouts{Reply: 50 * time.Millisecond, Retries: 8, Poll: 5 * time.Millisecond, LogFlush: 10 * time.Millisecond}
+}
+
+// checkTruth compares every record of c with the device's ground truth.
+func checkTruth(t *testing.T, d *sampletest.Device, c *sample.Capture) {
+	t.Helper()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.Records {
+		if want := d.Record(r.Index); r != want {
+			t.Fatalf("record %d = %+v, device sent %+v", r.Index, r, want)
+		}
+	}
+}
+
+func TestSnapshotCleanLine(t *testing.T) {
+	for _, fields := range []sample.Fields{sample.FieldPC, sample.FieldPC | sample.FieldLR, sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread} {
+		t.Run(fields.String(), func(t *testing.T) {
+			d := newDevice(4096, sampletest.Faults{})
+			s, _ := openSession(t, d, fastTimeouts())
+			c, err := s.Snapshot(context.Background(), sample.Start{RateHz: 20000, Fields: fields}, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Records) != 4096 || len(c.Missing) != 0 || c.Header.Stored != 4096 || c.Header.Fields != fields {
+				t.Fatalf("%d records, missing %v, header %+v", len(c.Records), c.Missing, c.Header)
+			}
+			checkTruth(t, d, c)
+			if fields&sample.FieldThread != 0 && !reflect.DeepEqual(c.Threads, map[uint32]string{0x20001000: "main", 0x20001100: "idle"}) {
+				t.Errorf("threads %v", c.Threads)
+			}
+			st := c.Stats
+			if st.CRCErrors+st.BadFrames+st.GarbageBytes+st.Retries+st.Rerequests != 0 {
+				t.Errorf("losses on a clean line: %+v", st)
+			}
+			if h, err := s.Status(context.Background()); err != nil || h.State != sample.StateIdle {
+				t.Errorf("after the drain the device is %v (%v); want idle after DONE", h.State, err)
+			}
+		})
+	}
+}
+
+// The acceptance test of the transport: 1 % of the bytes corrupted, log
+// text between and inside frames, writes split at random offsets and
+// corrupted commands. Every record must arrive, equal to what the device
+// sent, and every damaged frame must have been noticed and re-requested.
+func TestSnapshotNoisyLine(t *testing.T) {
+	d := newDevice(4096, sampletest.Faults{Seed: 7, CorruptOut: 0.01, CorruptIn: 0.01, LogBetween: 0.1, LogInside: 0.05, MaxChunk: 7})
+	s, _ := openSession(t, d, fastTimeouts())
+	var logs int
+	s.OnLog = func(string) { logs++ }
+	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Records) != 4096 || len(c.Missing) != 0 {
+		t.Fatalf("%d records, missing %v", len(c.Records), c.Missing)
+	}
+	checkTruth(t, d, c)
+	damaged := d.Damaged()
+	var damagedRecs uint64
+	for _, r := range damaged {
+		damagedRecs += uint64(r.Len())
+	}
+	st := c.Stats
+	t.Logf("damaged DATA frames %d (%d records); stats %+v; device log lines %d, host %d", len(damaged), damagedRecs, st, d.LogLines(), logs)
+	if len(damaged) == 0 || st.CRCErrors+st.GarbageBytes == 0 {
+		t.Fatal("the fault injection damaged nothing, or the host noticed nothing")
+	}
+	// Each damaged DATA frame's records were asked for again.
+	if st.Rerequested < damagedRecs/2 || st.Rerequests == 0 {
+		t.Errorf("re-requested %d records in %d DRAINs for %d damaged records", st.Rerequested, st.Rerequests, damagedRecs)
+	}
+	if logs == 0 || uint64(logs) != st.LogLines {
+		t.Errorf("host saw %d log lines, counted %d", logs, st.LogLines)
+	}
+}
+
+func TestSnapshotCleanLogLinesAllShown(t *testing.T) {
+	d := newDevice(2048, sampletest.Faults{Seed: 3, LogBetween: 0.3, MaxChunk: 3})
+	s, _ := openSession(t, d, fastTimeouts())
+	var logs []string
+	s.OnLog = func(l string) { logs = append(logs, l) }
+	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTruth(t, d, c)
+	if len(logs) != d.LogLines() || logs[0] != "<inf> app: between frames" {
+		t.Errorf("host saw %d log lines (%q...), device sent %d", len(logs), logs[:min(1, len(logs))], d.LogLines())
+	}
+}
+
+// A real two-second stall in the middle of a DATA frame, with the default
+// time-outs: the drain times out, asks again, and ends with every record.
+func TestSnapshotTwoSecondStall(t *testing.T) {
+	d := newDevice(4096, sampletest.Faults{Seed: 1, StallAfter: 3000, Stall: 2 * time.Second})
+	s, _ := openSession(t, d, sample.DefaultTimeouts())
+	start := time.Now()
+	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTruth(t, d, c)
+	if len(c.Records) != 4096 {
+		t.Fatalf("%d records", len(c.Records))
+	}
+	if el := time.Since(start); el < 2*time.Second {
+		t.Errorf("finished in %v: the stall did not happen", el)
+	}
+}
+
+// A hang-up half-way through the drain: the capture keeps what arrived and
+// names what is missing; Resume on a new connection fetches the rest.
+func TestSnapshotHangUpThenResume(t *testing.T) {
+	d := newDevice(4096, sampletest.Faults{Seed: 5, HangUpAfter: 8000})
+	s, served := openSession(t, d, fastTimeouts())
+	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, nil)
+	var inc *sample.IncompleteError
+	var disc *sample.DisconnectError
+	if !errors.As(err, &inc) || !errors.As(err, &disc) || !inc.Resumable {
+		t.Fatalf("err = %v; want an incomplete, resumable capture after a disconnect", err)
+	}
+	if <-served == nil {
+		t.Error("device did not hang up")
+	}
+	if len(c.Records) == 0 || len(c.Missing) == 0 || c.MissingCount()+uint64(len(c.Records)) != 4096 {
+		t.Fatalf("%d records, missing %v", len(c.Records), c.Missing)
+	}
+	checkTruth(t, d, c)
+	d.Faults = sampletest.Faults{}
+	s2, _ := openSession(t, d, fastTimeouts())
+	done, err := s2.Resume(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(done.Records) != 4096 || len(done.Missing) != 0 {
+		t.Fatalf("after resume: %d records, missing %v", len(done.Records), done.Missing)
+	}
+	checkTruth(t, d, done)
+	if _, err := s2.Resume(context.Background(), c); err == nil {
+		t.Error("a second resume after DONE succeeded")
+	}
+}
+
+func TestStreamUntilStop(t *testing.T) {
+	d := newDevice(4096, sampletest.Faults{})
+	s, _ := openSession(t, d, fastTimeouts())
+	stop := make(chan struct{})
+	s.OnProgress = func(got, _ uint64) {
+		if got >= 3000 && !isClosed(stop) {
+			close(stop)
+		}
+	}
+	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldThread}, 0, stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Records) < 3000 || len(c.Missing) != 0 || c.Header.Stored != uint32(len(c.Records)) || c.Header.Mode != sample.ModeStream {
+		t.Fatalf("%d records, missing %v, header %+v", len(c.Records), c.Missing, c.Header)
+	}
+	checkTruth(t, d, c)
+	if len(c.Threads) != 2 {
+		t.Errorf("threads %v", c.Threads)
+	}
+}
+
+func TestStreamCount(t *testing.T) {
+	d := newDevice(4096, sampletest.Faults{})
+	s, _ := openSession(t, d, fastTimeouts())
+	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC, Count: 1000}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Records) != 1000 || c.Header.Stored != 1000 {
+		t.Fatalf("%d records, header %+v", len(c.Records), c.Header)
+	}
+	checkTruth(t, d, c)
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestStartRefusals(t *testing.T) {
+	d := newDevice(1024, sampletest.Faults{})
+	s, _ := openSession(t, d, fastTimeouts())
+	ctx := context.Background()
+	if err := s.Start(ctx, sample.Start{RateHz: 1_000_000, Fields: sample.FieldPC}); err == nil {
+		t.Error("START above the device's rate accepted")
+	}
+	if _, err := s.Attach(ctx, nil); err == nil {
+		t.Error("attach to an idle device succeeded")
+	}
+	if err := s.Start(ctx, sample.Start{Fields: sample.FieldPC}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx, sample.Start{Fields: sample.FieldPC}); err == nil {
+		t.Error("START over a running run accepted")
+	}
+	c, err := s.Attach(ctx, nil)
+	if err != nil || len(c.Records) != 1024 {
+		t.Fatalf("attach: %v", err)
+	}
+	checkTruth(t, d, c)
+}
