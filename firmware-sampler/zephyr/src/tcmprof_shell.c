@@ -3,7 +3,6 @@
  * use without the host tool (the records still leave only over the
  * transport, in stream mode or by a host DRAIN).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include <zephyr/shell/shell.h>
@@ -87,10 +86,10 @@ static int cmd_start(const struct shell *sh, size_t argc, char **argv)
 	};
 
 	if (argc > 1) {
-		char *end;
-		unsigned long rate = strtoul(argv[1], &end, 10);
+		int err = 0;
+		unsigned long rate = shell_strtoul(argv[1], 10, &err);
 
-		if (*end != '\0' || rate == 0 || rate > UINT32_MAX) {
+		if (err != 0 || rate == 0) {
 			shell_error(sh, "rate must be a positive number of Hz, not \"%s\"", argv[1]);
 			return -EINVAL;
 		}

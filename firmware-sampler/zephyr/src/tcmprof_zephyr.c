@@ -44,6 +44,9 @@ BUILD_ASSERT(DT_NODE_EXISTS(TRANSPORT_NODE),
 	     "tcmprof: no transport: add chosen { tcmprof,transport = &<uart>; } "
 	     "(the tcmprof-sampler snippet makes it a second CDC-ACM port)");
 BUILD_ASSERT(DT_REG_ADDR(PIT_NODE) == 0x40084000, "tcmprof: unexpected PIT address");
+/* Without these chosen nodes the linker script has no .itcm / .dtcm_bss output sections. */
+BUILD_ASSERT(DT_HAS_CHOSEN(zephyr_itcm) && DT_HAS_CHOSEN(zephyr_dtcm),
+	     "tcmprof: the sample path needs zephyr,itcm and zephyr,dtcm chosen nodes");
 
 /* The build id ld writes with --build-id (sha1, 20 bytes) when CONFIG_LINKER_GNU_BUILD_ID is set. */
 #define GNU_BUILD_ID_SHA1_LEN 20u
@@ -64,8 +67,8 @@ static atomic_t core_ready;
  * the USB class's work queue) and the sampler thread each own one end; the
  * spinlock makes each ring's put/get pair safe between them.
  */
-RING_BUF_DECLARE(rx_ring, CONFIG_TCMPROF_SAMPLER_RX_BUFFER_SIZE);
-RING_BUF_DECLARE(tx_ring, CONFIG_TCMPROF_SAMPLER_TX_BUFFER_SIZE);
+RING_BUF_DECLARE(tcmprof_rx_ring, CONFIG_TCMPROF_SAMPLER_RX_BUFFER_SIZE);
+RING_BUF_DECLARE(tcmprof_tx_ring, CONFIG_TCMPROF_SAMPLER_TX_BUFFER_SIZE);
 static struct k_spinlock ring_lock;
 static K_SEM_DEFINE(rx_ready, 0, 1);
 static K_SEM_DEFINE(tx_room, 0, 1);
@@ -146,7 +149,7 @@ void tcmp_port_write(const uint8_t *data, size_t len)
 {
 	while (len > 0) {
 		k_spinlock_key_t key = k_spin_lock(&ring_lock);
-		uint32_t queued = ring_buf_put(&tx_ring, data, len);
+		uint32_t queued = ring_buf_put(&tcmprof_tx_ring, data, len);
 
 		k_spin_unlock(&ring_lock, key);
 		uart_irq_tx_enable(transport);
@@ -184,7 +187,7 @@ static void transport_callback(const struct device *dev, void *user_data)
 				 * they belonged to fails its CRC and the host
 				 * repeats it.
 				 */
-				(void)ring_buf_put(&rx_ring, buf, n);
+				(void)ring_buf_put(&tcmprof_rx_ring, buf, n);
 				k_spin_unlock(&ring_lock, key);
 				k_sem_give(&rx_ready);
 			}
@@ -192,7 +195,7 @@ static void transport_callback(const struct device *dev, void *user_data)
 		if (uart_irq_tx_ready(dev) > 0) {
 			uint8_t buf[64];
 			k_spinlock_key_t key = k_spin_lock(&ring_lock);
-			uint32_t n = ring_buf_peek(&tx_ring, buf, sizeof(buf));
+			uint32_t n = ring_buf_peek(&tcmprof_tx_ring, buf, sizeof(buf));
 
 			k_spin_unlock(&ring_lock, key);
 			if (n == 0) {
@@ -203,7 +206,7 @@ static void transport_callback(const struct device *dev, void *user_data)
 
 			if (sent > 0) {
 				key = k_spin_lock(&ring_lock);
-				ring_buf_get(&tx_ring, NULL, sent);
+				ring_buf_get(&tcmprof_tx_ring, NULL, sent);
 				k_spin_unlock(&ring_lock, key);
 				k_sem_give(&tx_room);
 			}
@@ -219,7 +222,7 @@ static void feed_received_bytes(void)
 	do {
 		k_spinlock_key_t key = k_spin_lock(&ring_lock);
 
-		n = ring_buf_get(&rx_ring, buf, sizeof(buf));
+		n = ring_buf_get(&tcmprof_rx_ring, buf, sizeof(buf));
 		k_spin_unlock(&ring_lock, key);
 		if (n > 0) {
 			tcmp_rx(buf, n);

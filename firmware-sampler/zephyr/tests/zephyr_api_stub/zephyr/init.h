@@ -1,0 +1,2 @@
+#include <zephyr/kernel.h>
+#define SYS_INIT(fn, level, prio) int (*const fn##_init)(void) = (fn)

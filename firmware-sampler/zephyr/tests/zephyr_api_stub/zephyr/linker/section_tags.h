@@ -1,0 +1,2 @@
+#define __itcm_section __attribute__((section(".itcm")))
+#define __dtcm_bss_section __attribute__((section(".dtcm_bss")))

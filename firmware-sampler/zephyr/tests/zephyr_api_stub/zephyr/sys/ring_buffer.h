@@ -1,0 +1,12 @@
+#pragma once
+#include <stdint.h>
+struct ring_buf {
+	uint8_t *buffer;
+	uint32_t size;
+};
+#define RING_BUF_DECLARE(name, size8)                                                          \
+	static uint8_t name##_storage[size8];                                                  \
+	struct ring_buf name = {name##_storage, size8}
+uint32_t ring_buf_put(struct ring_buf *buf, const uint8_t *data, uint32_t size);
+uint32_t ring_buf_get(struct ring_buf *buf, uint8_t *data, uint32_t size);
+uint32_t ring_buf_peek(struct ring_buf *buf, uint8_t *data, uint32_t size);
