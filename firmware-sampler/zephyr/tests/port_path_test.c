@@ -245,7 +245,7 @@ static void test_every_ldval_is_a_used_interval(void)
 	      mismatches);
 }
 
-static void test_each_interrupt_acknowledges_first(void)
+static void test_each_interrupt_acknowledges_once(void)
 {
 	struct tcmp_start_args args = {.rate_hz = RATE_HZ, .fields = TCMP_FIELD_PC, .count = 3};
 
@@ -330,7 +330,7 @@ int main(void)
 	static const struct check_test tests[] = {
 		{"jittered_intervals_within_bounds", test_jittered_intervals_within_bounds},
 		{"every_ldval_is_a_used_interval", test_every_ldval_is_a_used_interval},
-		{"each_interrupt_acknowledges_first", test_each_interrupt_acknowledges_first},
+		{"each_interrupt_acknowledges_once", test_each_interrupt_acknowledges_once},
 		{"drain_returns_delivered_samples", test_drain_returns_delivered_samples},
 	};
 	return check_run("port_path", tests, sizeof(tests) / sizeof(tests[0]));
