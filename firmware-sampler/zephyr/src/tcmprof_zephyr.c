@@ -77,16 +77,19 @@ static K_SEM_DEFINE(tx_room, 0, 1);
 
 /*
  * Ungates the PIT and returns its clock (PERCLK), Hz. clock_control is asked
- * first, as the pit0 node names it; in clock_control_mcux_ccm.c the PIT's
- * on() is a no-op and its get_rate() is compiled only with the PIT counter
- * driver, which must stay off here, so the HAL gate (CCGR1 CG6) and
- * frequency are the fallback that does the work today.
+ * first, for the clock the pit0 node names (older trees name none). In
+ * clock_control_mcux_ccm.c the PIT's on() is a no-op and its get_rate() is
+ * compiled only with the PIT counter driver, which must stay off here, so
+ * the HAL gate (CCGR1 CG6) and frequency are the fallback that does the
+ * work today.
  */
 static uint32_t pit_clock_on(void)
 {
+	uint32_t rate = 0;
+
+#if DT_NODE_HAS_PROP(PIT_NODE, clocks)
 	const struct device *ccm = DEVICE_DT_GET(DT_CLOCKS_CTLR(PIT_NODE));
 	clock_control_subsys_t subsys = (clock_control_subsys_t)DT_CLOCKS_CELL(PIT_NODE, name);
-	uint32_t rate = 0;
 
 	if (device_is_ready(ccm)) {
 		(void)clock_control_on(ccm, subsys);
@@ -94,6 +97,7 @@ static uint32_t pit_clock_on(void)
 			rate = 0;
 		}
 	}
+#endif
 	CLOCK_EnableClock(kCLOCK_Pit);
 	if (rate == 0) {
 		rate = CLOCK_GetFreq(kCLOCK_PerClk);

@@ -23,3 +23,5 @@
 #define DT_N_HAS_CHOSEN_zephyr_dtcm 1
 extern const struct device DT_N_NODELABEL_ccm_DEVICE, DT_N_NODELABEL_tcmprof_transport_uart_DEVICE,
 	DT_N_NODELABEL_zephyr_udc0_DEVICE;
+#define DT_NODE_HAS_PROP(node, prop) DT_CAT(DT_CAT(node, _HAS_PROP_), prop)
+#define DT_N_NODELABEL_pit0_HAS_PROP_clocks 1
