@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"path"
+
+	"github.com/tcmprof/tcmprof/elf"
 )
 
 // This file holds the statistics every figure tcmprof prints is built from:
@@ -19,8 +21,10 @@ const z95 = 1.959963984540054
 // because shares of small functions sit near 0, where the normal interval
 // goes negative; Wilson stays inside [0, 1] and is close to exact there.
 type Share struct {
-	Count, Total int
-	Lo, Hi       float64 // 95 % interval of the proportion, 0..1
+	Count int     `json:"count"`
+	Total int     `json:"total"`
+	Lo    float64 `json:"lo"` // 95 % interval of the proportion, 0..1
+	Hi    float64 `json:"hi"`
 }
 
 // NewShare returns count out of total with its Wilson interval. A zero total
@@ -146,31 +150,20 @@ func AfterWaitForInterrupt(code []byte) bool {
 	return false
 }
 
-// CacheGeometry is a set-associative instruction cache.
-type CacheGeometry struct {
-	Size, Ways, LineSize uint32 // bytes, ways, bytes
-}
-
-// Teensy41ICache is the i.MX RT1062's L1 instruction cache.
-var Teensy41ICache = CacheGeometry{Size: 32 * 1024, Ways: 2, LineSize: 32}
-
-// Validate reports a geometry that cannot be a cache.
-func (g CacheGeometry) Validate() error {
+// ValidateCache reports a geometry that cannot be a cache.
+func ValidateCache(g elf.CacheGeometry) error {
 	if g.LineSize == 0 || g.Ways == 0 || g.Size == 0 || g.Size%(g.LineSize*g.Ways) != 0 {
 		return fmt.Errorf("cache geometry %d B, %d-way, %d B lines: size must be a non-zero multiple of ways × line", g.Size, g.Ways, g.LineSize)
 	}
 	return nil
 }
 
-// Sets is the number of sets.
-func (g CacheGeometry) Sets() uint32 { return g.Size / (g.LineSize * g.Ways) }
-
 // Footprint is the instruction-cache footprint of a set of code addresses:
 // the distinct cache lines they fall in and how those lines crowd the sets.
 // A set holding more lines than it has ways must evict on every pass through
 // the code that uses them.
 type Footprint struct {
-	Geometry CacheGeometry
+	Geometry elf.CacheGeometry
 	Lines    int // distinct lines touched
 	Bytes    int // Lines × LineSize
 	// SetsOver is the number of sets holding more lines than ways, and
@@ -181,9 +174,9 @@ type Footprint struct {
 
 // NewFootprint computes the footprint of addrs (each counted once per
 // line however often it occurs).
-func NewFootprint(g CacheGeometry, addrs []uint32) Footprint {
+func NewFootprint(g elf.CacheGeometry, addrs []uint32) Footprint {
 	f := Footprint{Geometry: g}
-	if g.Validate() != nil {
+	if ValidateCache(g) != nil {
 		return f
 	}
 	lines := make(map[uint32]bool)

@@ -1,0 +1,124 @@
+//go:build wip
+
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+
+	pprof "github.com/google/pprof/profile"
+	"github.com/spf13/cobra"
+	"github.com/tcmprof/tcmprof/profile"
+)
+
+type diffOptions struct {
+	input                             inputOptions
+	afterELF, afterBuildDir, afterMap string
+	out                               string
+	json                              bool
+	top                               int
+}
+
+func init() { register(newDiffCmd) }
+
+func newDiffCmd(s Streams) *cobra.Command {
+	o := &diffOptions{}
+	c := &cobra.Command{
+		Use:   "diff BEFORE AFTER",
+		Short: "Compare two captures or profiles per function and region, per busy sample",
+		Long: `diff compares where the busy time goes in two runs: each function's and each
+region's share of busy samples before and after, and the change in percentage
+points. Shares are per busy sample, so runs of different lengths or loads
+compare. BEFORE and AFTER are captures (symbolized with --elf/--build-dir;
+AFTER with --after-elf/--after-build-dir when it is another build) or
+profiles written by "tcmprof profile".
+
+-o writes BEFORE's profile scaled to AFTER's number of busy samples, for
+"go tool pprof -diff_base OUT AFTER.pb.gz".`,
+		Example: `  tcmprof diff --build-dir build-stock --after-build-dir build-itcm stock.tcmcap itcm.tcmcap
+  tcmprof diff before.pb.gz after.pb.gz -o base.pb.gz
+  go tool pprof -top -diff_base base.pb.gz after.pb.gz`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error { return runDiff(s, o, args[0], args[1]) },
+	}
+	o.input.addFlags(c)
+	c.Flags().StringVar(&o.afterELF, "after-elf", "", "ELF of the AFTER capture (default: --elf)")
+	c.Flags().StringVar(&o.afterBuildDir, "after-build-dir", "", "west build directory of the AFTER capture (default: --build-dir)")
+	c.Flags().StringVar(&o.afterMap, "after-map", "", "map file of the AFTER capture (default: --map)")
+	c.Flags().StringVarP(&o.out, "output", "o", "", "write BEFORE's profile normalised to AFTER's busy samples, for pprof -diff_base")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON instead of tables")
+	c.Flags().IntVar(&o.top, "top", 30, "function changes to list (0 = all)")
+	return c
+}
+
+// side is one input of a diff, analysed, with its profile.
+type side struct {
+	analysis *profile.Analysis
+	profile  *pprof.Profile
+}
+
+func (o *inputOptions) side(s Streams, path string) (side, error) {
+	capture, err := isCapture(path)
+	if err != nil {
+		return side{}, err
+	}
+	if !capture {
+		p, err := profile.ReadFile(path)
+		if err != nil {
+			return side{}, err
+		}
+		a, err := profile.AnalyzeProfile(p)
+		if err != nil {
+			return side{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return side{a, p}, nil
+	}
+	sym, err := o.symbolize(s.Err, path, nil)
+	if err != nil {
+		return side{}, err
+	}
+	p, err := sym.Profile()
+	if err != nil {
+		return side{}, err
+	}
+	return side{sym.Analyze(), p}, nil
+}
+
+func runDiff(s Streams, o *diffOptions, beforePath, afterPath string) error {
+	after := o.input
+	if o.afterELF != "" || o.afterBuildDir != "" {
+		after.elfPath, after.buildDir, after.mapPath, after.dtsPath = o.afterELF, o.afterBuildDir, "", ""
+	}
+	if o.afterMap != "" {
+		after.mapPath = o.afterMap
+	}
+	b, err := o.input.side(s, beforePath)
+	if err != nil {
+		return err
+	}
+	a, err := after.side(s, afterPath)
+	if err != nil {
+		return err
+	}
+	d := profile.Compare(b.analysis, a.analysis)
+	if o.out != "" {
+		base, err := profile.DiffBase(b.profile, b.analysis.Busy.Count, a.analysis.Busy.Count)
+		if err != nil {
+			return err
+		}
+		if err := profile.WriteFile(o.out, base); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			BeforeBusy profile.Share    `json:"before_busy"`
+			AfterBusy  profile.Share    `json:"after_busy"`
+			Regions    []profile.Change `json:"regions"`
+			Functions  []profile.Change `json:"functions"`
+		}{d.Before.Busy, d.After.Busy, d.Regions, d.Functions})
+	}
+	return profile.WriteDiff(s.Out, d, profile.ReportOptions{Top: o.top})
+}

@@ -1,0 +1,60 @@
+//go:build wip
+
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tcmprof/tcmprof/profile"
+)
+
+type profileOptions struct {
+	input inputOptions
+	out   string
+}
+
+func init() { register(newProfileCmd) }
+
+func newProfileCmd(s Streams) *cobra.Command {
+	o := &profileOptions{}
+	c := &cobra.Command{
+		Use:   "profile (--elf FILE | --build-dir DIR) CAPTURE -o OUT.pb.gz",
+		Short: "Symbolize a capture into a pprof profile",
+		Long: `profile reads a capture against the ELF it was taken from and writes a
+pprof profile: sample types samples/count and cpu/nanoseconds, inline frames,
+callers from LR where LR is provably the caller, and the labels region,
+library (with a map file), context, thread and state (busy/idle).
+
+The capture's build-id must match the ELF's (--force overrides). Read the
+result with "go tool pprof" or "tcmprof view".`,
+		Example: `  tcmprof profile --build-dir build before.tcmcap -o before.pb.gz
+  tcmprof profile --elf zephyr.elf --map zephyr.map --board teensy41 run.tcmcap -o run.pb.gz
+  go tool pprof -top -tagfocus=state=busy before.pb.gz`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runProfile(s, o, args[0]) },
+	}
+	o.input.addFlags(c)
+	c.Flags().StringVarP(&o.out, "output", "o", "", "profile to write (gzipped protobuf)")
+	c.MarkFlagRequired("output")
+	return c
+}
+
+func runProfile(s Streams, o *profileOptions, capture string) error {
+	sym, err := o.input.symbolize(s.Err, capture, nil)
+	if err != nil {
+		return err
+	}
+	p, err := sym.Profile()
+	if err != nil {
+		return err
+	}
+	if err := profile.WriteFile(o.out, p); err != nil {
+		return err
+	}
+	if sym.LR.Records > 0 {
+		fmt.Fprintf(s.Err, "tcmprof: %s\n", sym.LR)
+	}
+	fmt.Fprintf(s.Err, "tcmprof: wrote %s (%d records, %d locations)\n", o.out, len(sym.Capture.Records), len(p.Location))
+	return nil
+}

@@ -1,0 +1,87 @@
+//go:build wip
+
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/tcmprof/tcmprof/profile"
+)
+
+type reportOptions struct {
+	input  inputOptions
+	json   bool
+	top    int
+	icache cacheFlags
+}
+
+// cacheFlags override the board's I-cache geometry.
+type cacheFlags struct{ size, ways, line uint32 }
+
+func (f *cacheFlags) add(c *cobra.Command) {
+	c.Flags().Uint32Var(&f.size, "icache-size", 0, "I-cache size in bytes (default: the board's; teensy41 32768)")
+	c.Flags().Uint32Var(&f.ways, "icache-ways", 0, "I-cache ways (default: the board's; teensy41 2)")
+	c.Flags().Uint32Var(&f.line, "icache-line", 0, "I-cache line size in bytes (default: the board's; teensy41 32)")
+}
+
+// apply sets the flags given over the board's geometry.
+func (f *cacheFlags) apply(opts *profile.Options) error {
+	g := opts.Board.ICache
+	if f.size != 0 {
+		g.Size = f.size
+	}
+	if f.ways != 0 {
+		g.Ways = f.ways
+	}
+	if f.line != 0 {
+		g.LineSize = f.line
+	}
+	if err := profile.ValidateCache(g); err != nil {
+		return err
+	}
+	opts.ICache = g
+	return nil
+}
+
+func init() { register(newReportCmd) }
+
+func newReportCmd(s Streams) *cobra.Command {
+	o := &reportOptions{}
+	c := &cobra.Command{
+		Use:   "report (--elf FILE | --build-dir DIR) CAPTURE",
+		Short: "Busy/idle split, busy share per region, library and function, I-cache footprint",
+		Long: `report prints what a capture says about where the time goes: total, busy and
+idle samples; the busy share per memory region, per library (with a map file)
+and per function, with samples per byte and 95 % Wilson intervals; and the
+I-cache footprint of the busy samples in flash (distinct lines against the
+cache size, and sets that hold more lines than ways).`,
+		Example: `  tcmprof report --build-dir build before.tcmcap
+  tcmprof report --elf zephyr.elf --map zephyr.map before.tcmcap --top 20
+  tcmprof report --build-dir build before.tcmcap --json > before.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runReport(s, o, args[0]) },
+	}
+	o.input.addFlags(c)
+	o.icache.add(c)
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON instead of tables")
+	c.Flags().IntVar(&o.top, "top", 30, "functions to list (0 = all)")
+	return c
+}
+
+func runReport(s Streams, o *reportOptions, capture string) error {
+	a, err := o.analyze(s, capture)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return profile.WriteJSON(s.Out, a)
+	}
+	return profile.WriteReport(s.Out, a, profile.ReportOptions{Top: o.top})
+}
+
+func (o *reportOptions) analyze(s Streams, capture string) (*profile.Analysis, error) {
+	sym, err := o.input.symbolize(s.Err, capture, o.icache.apply)
+	if err != nil {
+		return nil, err
+	}
+	return sym.Analyze(), nil
+}

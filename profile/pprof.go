@@ -1,0 +1,218 @@
+//go:build wip
+
+package profile
+
+import (
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	pprof "github.com/google/pprof/profile"
+	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// Label keys of every sample in profiles tcmprof writes.
+const (
+	LabelRegion  = "region"  // flash, itcm, dtcm, ocram, ram, veneer
+	LabelLibrary = "library" // from the map file
+	LabelContext = "context" // "thread", "irq N" or a system exception name
+	LabelThread  = "thread"  // name from the capture's thread table
+	LabelState   = "state"   // "busy" or "idle" under the idle rules
+)
+
+// SamplePeriod is the mean time between samples in nanoseconds, from the
+// capture header's mean interval and timer clock; 0 when the header lacks
+// either.
+func SamplePeriod(h *sample.Header) int64 {
+	if h.TimerHz == 0 || h.IntervalTicks == 0 {
+		return 0
+	}
+	return int64(float64(h.IntervalTicks) * 1e9 / float64(h.TimerHz))
+}
+
+// Profile returns the samples as a pprof profile: sample types
+// samples/count and (when the header gives the sampling period)
+// cpu/nanoseconds; one mapping for the ELF carrying its GNU build-id with
+// every Has* flag set, so pprof never re-symbolizes; one location per
+// address whose lines are the inline chain innermost first; stacks [PC,
+// caller] where LR was accepted, the caller's location being the call
+// instruction so pprof shows the calling line. Labels: region, library,
+// context, thread, state.
+func (s *Symbolized) Profile() (*pprof.Profile, error) {
+	h := &s.Capture.Header
+	period := SamplePeriod(h)
+	p := &pprof.Profile{
+		SampleType: []*pprof.ValueType{{Type: "samples", Unit: "count"}},
+	}
+	if period > 0 {
+		p.SampleType = append(p.SampleType, &pprof.ValueType{Type: "cpu", Unit: "nanoseconds"})
+		p.DefaultSampleType = "cpu"
+		p.PeriodType = &pprof.ValueType{Type: "cpu", Unit: "nanoseconds"}
+		p.Period = period
+		p.DurationNanos = period * int64(len(s.Capture.Records))
+	}
+	if !s.Capture.Host.Time.IsZero() {
+		p.TimeNanos = s.Capture.Host.Time.UnixNano()
+	}
+	m := &pprof.Mapping{
+		ID: 1, Start: 0, Limit: 1 << 32, Offset: 0,
+		File:         s.Image.Path(),
+		HasFunctions: true, HasFilenames: true, HasLineNumbers: true, HasInlineFrames: true,
+	}
+	if id, err := elf.BuildID(s.Image.File()); err == nil && len(id) > 0 {
+		m.BuildID = hex.EncodeToString(id)
+	}
+	p.Mapping = []*pprof.Mapping{m}
+
+	b := &builder{p: p, m: m, locs: make(map[uint32]*pprof.Location), funcs: make(map[funcKey]*pprof.Function)}
+	labelSets := make(map[labelKey]map[string][]string)
+	for i := range s.Stacks {
+		st := &s.Stacks[i]
+		locs := []*pprof.Location{b.location(st.PC)}
+		if st.Caller != nil {
+			locs = append(locs, b.location(st.Caller))
+		}
+		lk := labelKey{st.PC.Region, st.PC.Library, st.Exc, st.Thread, st.Idle}
+		labels, ok := labelSets[lk]
+		if !ok {
+			labels = s.labels(st)
+			labelSets[lk] = labels
+		}
+		v := []int64{int64(st.Count)}
+		if period > 0 {
+			v = append(v, int64(st.Count)*period)
+		}
+		p.Sample = append(p.Sample, &pprof.Sample{Location: locs, Value: v, Label: labels})
+	}
+	p.Comments = append(p.Comments, s.comments()...)
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("profile: built an invalid profile: %w", err)
+	}
+	return p, nil
+}
+
+type labelKey struct {
+	region  elf.RegionKind
+	library string
+	exc     uint16
+	thread  uint32
+	idle    bool
+}
+
+func (s *Symbolized) labels(st *Stack) map[string][]string {
+	l := map[string][]string{LabelContext: {ContextName(st.Exc)}, LabelState: {"busy"}}
+	if st.Idle {
+		l[LabelState] = []string{"idle"}
+	}
+	if st.PC.Region != "" {
+		l[LabelRegion] = []string{string(st.PC.Region)}
+	}
+	if st.PC.Library != "" {
+		l[LabelLibrary] = []string{st.PC.Library}
+	}
+	if t := s.ThreadName(st.Thread); t != "" {
+		l[LabelThread] = []string{t}
+	}
+	return l
+}
+
+// comments record where the profile came from and how far LR was trusted.
+func (s *Symbolized) comments() []string {
+	h := &s.Capture.Header
+	c := []string{
+		fmt.Sprintf("tcmprof: %d records from %s; fields %v; CPU %d Hz; timer %d Hz; mean interval %d ticks ± %d %%",
+			len(s.Capture.Records), filepath.Base(s.Image.Path()), h.Fields, h.CPUHz, h.TimerHz, h.IntervalTicks, h.JitterPct),
+	}
+	if h.Dropped > 0 || s.Capture.MissingCount() > 0 {
+		c = append(c, fmt.Sprintf("tcmprof: %d samples dropped on the device (buffer full), %d records lost in transport", h.Dropped, s.Capture.MissingCount()))
+	}
+	if h.Fields&sample.FieldLR != 0 {
+		c = append(c, "tcmprof: "+s.LR.String())
+	}
+	for _, w := range s.Warnings {
+		c = append(c, "tcmprof: warning: "+w)
+	}
+	return c
+}
+
+type funcKey struct{ name, system, file string }
+
+// builder interns locations and functions.
+type builder struct {
+	p     *pprof.Profile
+	m     *pprof.Mapping
+	locs  map[uint32]*pprof.Location
+	funcs map[funcKey]*pprof.Function
+}
+
+func (b *builder) location(st *Site) *pprof.Location {
+	if l, ok := b.locs[st.Addr]; ok {
+		return l
+	}
+	l := &pprof.Location{ID: uint64(len(b.p.Location) + 1), Mapping: b.m, Address: uint64(st.Addr)}
+	for _, fr := range st.Frames {
+		l.Line = append(l.Line, pprof.Line{Function: b.function(fr.Function, fr.Mangled, fr.File), Line: int64(fr.Line)})
+	}
+	if len(l.Line) == 0 && st.Function != nil { // no DWARF here: the symbol still names it
+		l.Line = []pprof.Line{{Function: b.function(st.Name(), st.Function.Name, "")}}
+	}
+	b.locs[st.Addr] = l
+	b.p.Location = append(b.p.Location, l)
+	return l
+}
+
+func (b *builder) function(name, system, file string) *pprof.Function {
+	if system == "" {
+		system = name
+	}
+	k := funcKey{name, system, file}
+	if f, ok := b.funcs[k]; ok {
+		return f
+	}
+	f := &pprof.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: system, Filename: file}
+	b.funcs[k] = f
+	b.p.Function = append(b.p.Function, f)
+	return f
+}
+
+// WriteFile writes p gzipped to path atomically: a reader never sees a
+// half-written profile, and a failed write leaves an old file in place.
+func WriteFile(path string, p *pprof.Profile) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if err := p.Write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // CreateTemp makes it private
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ReadFile reads a pprof profile (gzipped or not).
+func ReadFile(path string) (*pprof.Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := pprof.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a pprof profile (%s)", path, strings.TrimPrefix(err.Error(), "parsing profile: "))
+	}
+	return p, nil
+}

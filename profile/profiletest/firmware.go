@@ -1,0 +1,273 @@
+//go:build wip
+
+// Package profiletest builds the test firmware of package profile
+// (profile/testdata) with the ARM toolchain and answers questions about it
+// with the ARM binutils, for the tests of profile and of the commands.
+package profiletest
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// firmware is testdata/fw.c linked by the test, with what the ARM binutils
+// (the oracle) say about it.
+type Firmware struct {
+	Dir, ELF, MapPath string
+	Image             *elf.Image
+	Map               *elf.Map
+	// insns maps each function to its instructions in address order, as
+	// arm-none-eabi-objdump disassembles them.
+	insns map[string][]insn
+}
+
+type insn struct {
+	addr uint32
+	text string // mnemonic and operands
+}
+
+var (
+	fwOnce sync.Once
+	fwVal  *Firmware
+	fwErr  error
+	fwDir  string
+)
+
+// Build compiles testdata/fw.c and testdata/checksum.c (as the archive
+// libnet.a) for a Cortex-M7, once per test binary, in a directory Cleanup
+// removes. It skips the test when the toolchain is missing.
+func Build(t testing.TB) *Firmware {
+	t.Helper()
+	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-ar", "arm-none-eabi-objdump", "arm-none-eabi-addr2line"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (make deps)", tool)
+		}
+	}
+	fwOnce.Do(func() { fwVal, fwErr = doBuild() })
+	if fwErr != nil {
+		t.Fatal(fwErr)
+	}
+	return fwVal
+}
+
+func doBuild() (*Firmware, error) {
+	dir, err := os.MkdirTemp("", "tcmprof-profile-")
+	if err != nil {
+		return nil, err
+	}
+	fwDir = dir
+	_, self, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(self), "..", "testdata")
+	flags := []string{"-mcpu=cortex-m7", "-mthumb", "-mfpu=fpv5-d16", "-mfloat-abi=hard", "-g", "-O2", "-ffunction-sections"}
+	fw := &Firmware{Dir: dir, ELF: filepath.Join(dir, "fw.elf"), MapPath: filepath.Join(dir, "fw.map")}
+	gcc := append([]string{"arm-none-eabi-gcc"}, flags...)
+	steps := [][]string{
+		slices.Concat(gcc, []string{"-c", filepath.Join(src, "checksum.c"), "-o", filepath.Join(dir, "checksum.o")}),
+		{"arm-none-eabi-ar", "rcs", filepath.Join(dir, "libnet.a"), filepath.Join(dir, "checksum.o")},
+		slices.Concat(gcc, []string{"-c", filepath.Join(src, "fw.c"), "-o", filepath.Join(dir, "fw.o")}),
+		slices.Concat(gcc, []string{"-nostartfiles", "-nostdlib", "-T", filepath.Join(src, "fw.ld"),
+			"-Wl,--build-id", "-Wl,-Map=" + fw.MapPath, "-o", fw.ELF, filepath.Join(dir, "fw.o"), "-L" + dir, "-lnet"}),
+	}
+	for _, s := range steps {
+		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
+		}
+	}
+	if fw.Image, err = elf.Open(fw.ELF); err != nil {
+		return nil, err
+	}
+	mf, err := os.Open(fw.MapPath)
+	if err != nil {
+		return nil, err
+	}
+	defer mf.Close()
+	if fw.Map, err = elf.ParseMap(mf); err != nil {
+		return nil, err
+	}
+	out, err := exec.Command("arm-none-eabi-objdump", "-d", "--no-show-raw-insn", fw.ELF).Output()
+	if err != nil {
+		return nil, fmt.Errorf("objdump: %v", err)
+	}
+	fw.insns = parseObjdump(string(out))
+	return fw, nil
+}
+
+var (
+	objdumpFunc = regexp.MustCompile(`^([0-9a-f]+) <([^>]+)>:$`)
+	objdumpInsn = regexp.MustCompile(`^\s*([0-9a-f]+):\s+(.*)$`)
+)
+
+func parseObjdump(out string) map[string][]insn {
+	m := make(map[string][]insn)
+	cur := ""
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if g := objdumpFunc.FindStringSubmatch(line); g != nil {
+			cur = g[2]
+			continue
+		}
+		if g := objdumpInsn.FindStringSubmatch(line); g != nil && cur != "" {
+			a, _ := strconv.ParseUint(g[1], 16, 32)
+			m[cur] = append(m[cur], insn{uint32(a), strings.TrimSpace(g[2])})
+		}
+	}
+	return m
+}
+
+// Entry is a function's first instruction address.
+func (fw *Firmware) Entry(t testing.TB, fn string) uint32 {
+	t.Helper()
+	is := fw.insns[fn]
+	if len(is) == 0 {
+		t.Fatalf("objdump shows no function %s", fn)
+	}
+	return is[0].addr
+}
+
+// Find returns the address of the n-th (0-based) instruction of fn whose
+// text matches re.
+func (fw *Firmware) Find(t testing.TB, fn, re string, n int) uint32 {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	for _, in := range fw.insns[fn] {
+		if rx.MatchString(in.text) {
+			if n == 0 {
+				return in.addr
+			}
+			n--
+		}
+	}
+	t.Fatalf("objdump shows no %q in %s", re, fn)
+	return 0
+}
+
+// Next is the address of the instruction after the one at addr in fn.
+func (fw *Firmware) Next(t testing.TB, fn string, addr uint32) uint32 {
+	t.Helper()
+	is := fw.insns[fn]
+	for i, in := range is {
+		if in.addr == addr && i+1 < len(is) {
+			return is[i+1].addr
+		}
+	}
+	t.Fatalf("no instruction after 0x%x in %s", addr, fn)
+	return 0
+}
+
+// ReturnAddress is the LR value a BL at site leaves: the next instruction
+// with the Thumb bit set.
+func (fw *Firmware) ReturnAddress(t testing.TB, fn string, site uint32) uint32 {
+	return fw.Next(t, fn, site) | 1
+}
+
+// Addr2line returns arm-none-eabi-addr2line's inline chain at addr,
+// innermost first, as "function file:line" strings.
+func (fw *Firmware) Addr2line(t testing.TB, addr uint32) []string {
+	t.Helper()
+	out, err := exec.Command("arm-none-eabi-addr2line", "-f", "-i", "-e", fw.ELF, fmt.Sprintf("0x%x", addr)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var chain []string
+	for i := 0; i+1 < len(lines); i += 2 {
+		loc := lines[i+1]
+		if j := strings.Index(loc, " ("); j >= 0 {
+			loc = loc[:j] // drop "(discriminator N)"
+		}
+		chain = append(chain, lines[i]+" "+filepath.Base(loc))
+	}
+	return chain
+}
+
+// Cleanup removes the firmware build directory; call it from TestMain
+// after m.Run.
+func Cleanup() {
+	if fwDir != "" {
+		os.RemoveAll(fwDir)
+	}
+}
+
+// BuildID is the GNU build-id as arm-none-eabi-readelf prints it.
+func (fw *Firmware) BuildID(t testing.TB) []byte {
+	t.Helper()
+	out, err := exec.Command("arm-none-eabi-readelf", "-n", fw.ELF).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("readelf shows no build-id:\n%s", out)
+	}
+	id, _ := hex.DecodeString(string(m[1]))
+	return id
+}
+
+// Group is N records with the same PC, LR, exception and thread.
+type Group struct {
+	N      int
+	PC, LR uint32
+	Exc    uint16
+	Thread uint32
+}
+
+// Capture builds a valid capture of the groups, in order, as taken from fw
+// at a 1 ms mean interval; thread 1 is "main", thread 2 "idle".
+func (fw *Firmware) Capture(t testing.TB, fields sample.Fields, groups ...Group) *sample.Capture {
+	t.Helper()
+	c := &sample.Capture{
+		Header: sample.Header{
+			ProtoMajor: 1, Fields: fields, CPUHz: 600_000_000, TimerHz: 24_000_000, IntervalTicks: 24_000,
+			BuildID: fw.BuildID(t),
+		},
+		Threads: map[uint32]string{1: "main", 2: "idle"},
+	}
+	for _, g := range groups {
+		for range g.N {
+			r := sample.Record{Index: uint32(len(c.Records)), PC: g.PC}
+			if fields&sample.FieldLR != 0 {
+				r.LR = g.LR
+			}
+			if fields&sample.FieldExc != 0 {
+				r.Exc = g.Exc
+			}
+			if fields&sample.FieldThread != 0 {
+				r.Thread = g.Thread
+			}
+			c.Records = append(c.Records, r)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Pprof runs "go tool pprof" with args (with empty tool and temp
+// directories, so it finds no host binutils and saves nothing) and returns
+// its output.
+func Pprof(t testing.TB, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"tool", "pprof"}, args...)...)
+	cmd.Env = append(cmd.Environ(), "PPROF_TMPDIR="+t.TempDir(), "PPROF_TOOLS="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}

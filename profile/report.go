@@ -1,0 +1,145 @@
+//go:build wip
+
+package profile
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// ReportOptions shapes WriteReport.
+type ReportOptions struct {
+	Top int // functions listed; 0 lists all
+}
+
+// WriteReport prints a as text tables: busy and idle samples, busy share
+// per region, per library and per function, the I-cache footprint of the
+// busy flash samples, and how many LRs were trusted.
+func WriteReport(w io.Writer, a *Analysis, o ReportOptions) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "samples  %d\n", a.Samples)
+	fmt.Fprintf(ew, "busy     %d  %s\n", a.Busy.Count, a.Busy)
+	fmt.Fprintf(ew, "idle     %d  %s\n", a.Idle.Count, a.Idle)
+	if a.Busy.Count == 0 {
+		fmt.Fprintln(ew, "\nno busy samples")
+	} else {
+		groupTable(ew, "region", a.Regions)
+		if len(a.Libraries) > 0 {
+			groupTable(ew, "library", a.Libraries)
+		}
+		functionTable(ew, a, o.Top)
+		fmt.Fprintf(ew, "\nI-cache footprint of busy flash samples: %d functions, %s\n", a.FlashFunctions, a.Footprint)
+	}
+	if a.LR.Records > 0 {
+		fmt.Fprintf(ew, "\nLR: %s\n", a.LR)
+	}
+	for _, warn := range a.Warnings {
+		fmt.Fprintf(ew, "warning: %s\n", warn)
+	}
+	return ew.err
+}
+
+func groupTable(w io.Writer, what string, gs []Group) {
+	fmt.Fprintf(w, "\nbusy by %s\n", what)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tsamples\tshare\t95 %% interval\t\n", what)
+	for _, g := range gs {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t\n", g.Name, g.Samples, pct(g.Share.Fraction()), interval(g.Share))
+	}
+	tw.Flush()
+}
+
+func functionTable(w io.Writer, a *Analysis, top int) {
+	fs := a.Functions
+	title := fmt.Sprintf("busy by function (%d functions)", len(fs))
+	if top > 0 && top < len(fs) {
+		fs = fs[:top]
+		title = fmt.Sprintf("busy by function (top %d of %d)", top, len(a.Functions))
+	}
+	fmt.Fprintf(w, "\n%s\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "samples\tshare\t95 % interval\tsize\tsamples/B\tregion\tlibrary\t  function\n")
+	for _, f := range fs {
+		lib := f.Library
+		if lib == "" {
+			lib = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.3f\t%s\t%s\t  %s\n",
+			f.Samples, pct(f.Share.Fraction()), interval(f.Share), f.Size, f.Density, orDash(string(f.Region)), lib, f.Name)
+	}
+	tw.Flush()
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) }
+
+func interval(s Share) string { return fmt.Sprintf("%.1f–%.1f %%", 100*s.Lo, 100*s.Hi) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// WriteJSON writes a as one JSON document (the same figures as the text).
+func WriteJSON(w io.Writer, a *Analysis) error {
+	type footprint struct {
+		Functions      int    `json:"functions"`
+		Lines          int    `json:"lines"`
+		Bytes          int    `json:"bytes"`
+		CacheBytes     uint32 `json:"cache_bytes"`
+		Ways           uint32 `json:"ways"`
+		LineSize       uint32 `json:"line_size"`
+		SetsOverWays   int    `json:"sets_over_ways"`
+		LinesOverWays  int    `json:"lines_over_ways"`
+		MaxLinesPerSet int    `json:"max_lines_per_set"`
+	}
+	type lr struct {
+		Records      int `json:"records"`
+		Accepted     int `json:"accepted"`
+		ByCFI        int `json:"by_cfi"`
+		ByCallTarget int `json:"by_call_target"`
+		ExcReturn    int `json:"exc_return"`
+		NoCall       int `json:"no_call"`
+		Stale        int `json:"stale"`
+	}
+	f := a.Footprint
+	doc := struct {
+		Samples   int            `json:"samples"`
+		Busy      Share          `json:"busy"`
+		Idle      Share          `json:"idle"`
+		Regions   []Group        `json:"regions"`
+		Libraries []Group        `json:"libraries,omitempty"`
+		Functions []FunctionStat `json:"functions"`
+		Footprint footprint      `json:"icache_footprint"`
+		LR        *lr            `json:"lr,omitempty"`
+		Warnings  []string       `json:"warnings,omitempty"`
+	}{
+		Samples: a.Samples, Busy: a.Busy, Idle: a.Idle, Regions: a.Regions, Libraries: a.Libraries, Functions: a.Functions,
+		Footprint: footprint{a.FlashFunctions, f.Lines, f.Bytes, f.Geometry.Size, f.Geometry.Ways, f.Geometry.LineSize, f.SetsOver, f.LinesOver, f.MaxPerSet},
+		Warnings:  a.Warnings,
+	}
+	if a.LR.Records > 0 {
+		doc.LR = &lr{a.LR.Records, a.LR.Accepted(), a.LR.ByCFI, a.LR.ByCallTarget, a.LR.ExcReturn, a.LR.NoCall, a.LR.Stale}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// errWriter keeps the first write error so a report is checked once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

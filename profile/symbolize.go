@@ -1,0 +1,313 @@
+//go:build wip
+
+package profile
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// Options say how a capture is read against its image.
+type Options struct {
+	// Board gives the memory regions and the I-cache; nil means teensy41.
+	Board *elf.Board
+	// Map, when set, attributes code to the libraries of a GNU ld map file.
+	Map *elf.Map
+	// Idle says which samples are idle rather than busy.
+	Idle IdleRules
+	// ICache overrides the board's instruction cache when non-zero.
+	ICache elf.CacheGeometry
+	// Force reads a capture whose build-id differs from the image's.
+	Force bool
+}
+
+// Site is one code address with everything tcmprof knows about it.
+type Site struct {
+	Addr     uint32
+	Function *elf.Function // the physical function holding Addr; nil outside every function
+	Frames   []elf.Frame   // inline chain, innermost first; empty without DWARF
+	Region   elf.RegionKind
+	Library  string // from the map file; "" when unknown
+	Idle     bool   // in an idle function, or right after a WFI/WFE
+}
+
+// Name is the site's physical function for tables: its display name, or
+// the address when no function holds it.
+func (s *Site) Name() string {
+	if s.Function == nil {
+		return fmt.Sprintf("0x%08x", s.Addr)
+	}
+	if s.Function.Display != "" {
+		return s.Function.Display
+	}
+	return s.Function.Name
+}
+
+// Stack is the records that share a sampled PC, an accepted caller, an
+// exception number and a thread.
+type Stack struct {
+	PC *Site
+	// Caller is the call instruction LR returns to, when LR was accepted as
+	// the PC's caller (see LRStats); nil otherwise.
+	Caller *Site
+	Exc    uint16
+	Thread uint32
+	Idle   bool
+	Count  int
+}
+
+// LRStats says how many LR values were accepted as the sampled function's
+// caller, and why the others were not.
+type LRStats struct {
+	Records int // records carrying an LR
+	// Accepted LRs, by the rule that accepted them: the CFI says LR still
+	// holds the return address at the PC, or the call before LR targets the
+	// sampled function.
+	ByCFI, ByCallTarget int
+	ExcReturn           int // LR was an EXC_RETURN value
+	NoCall              int // no BL/BLX precedes the return address
+	Stale               int // a call precedes it, but neither rule holds: LR is left over from an earlier call
+}
+
+// Accepted is the number of LRs used as callers.
+func (l LRStats) Accepted() int { return l.ByCFI + l.ByCallTarget }
+
+func (l LRStats) String() string {
+	return fmt.Sprintf("%d of %d LR values accepted as the caller (%d by CFI, %d by call target); rejected: %d EXC_RETURN, %d not after a call, %d stale",
+		l.Accepted(), l.Records, l.ByCFI, l.ByCallTarget, l.ExcReturn, l.NoCall, l.Stale)
+}
+
+// Symbolized is a capture read against the image it ran.
+type Symbolized struct {
+	Capture *sample.Capture
+	Image   *elf.Image
+	Board   *elf.Board
+	Options Options
+	Stacks  []Stack // ordered by PC, caller, exception, thread
+	LR      LRStats
+	// Warnings are what the reader could not check or use (no build-id,
+	// no CFI...), for the user to see.
+	Warnings []string
+}
+
+// Symbolize reads c against img. It refuses a capture whose build-id
+// differs from the image's unless opts.Force.
+func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, error) {
+	if c == nil || img == nil {
+		return nil, errors.New("profile: a capture and an image are both needed")
+	}
+	if err := opts.Idle.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Symbolized{Capture: c, Image: img, Board: opts.Board, Options: opts}
+	if s.Board == nil {
+		b, err := elf.BoardByName("teensy41")
+		if err != nil {
+			return nil, err
+		}
+		s.Board = b
+	}
+	if err := s.checkBuildID(); err != nil {
+		return nil, err
+	}
+	r := &resolver{s: s, sites: make(map[uint32]*Site)}
+	if c.Header.Fields&sample.FieldLR != 0 {
+		cfi, err := elf.LoadCFI(img.File())
+		if err != nil || cfi == nil {
+			why := "the ELF has no .debug_frame"
+			if err != nil {
+				why = err.Error()
+			}
+			s.Warnings = append(s.Warnings, "no CFI ("+why+"): LR values are accepted only when the call before them targets the sampled function")
+		}
+		r.cfi = cfi
+	}
+	type key struct {
+		pc, caller uint32
+		exc        uint16
+		thread     uint32
+	}
+	counts := make(map[key]int)
+	hasLR := c.Header.Fields&sample.FieldLR != 0
+	for _, rec := range c.Records {
+		k := key{pc: rec.PC, exc: rec.Exc, thread: rec.Thread}
+		if hasLR {
+			k.caller = r.caller(rec.PC, rec.LR)
+		}
+		counts[k]++
+	}
+	s.Stacks = make([]Stack, 0, len(counts))
+	for k, n := range counts {
+		st := Stack{PC: r.site(k.pc), Exc: k.exc, Thread: k.thread, Count: n}
+		if k.caller != 0 {
+			st.Caller = r.site(k.caller)
+		}
+		st.Idle = k.exc == 0 && (st.PC.Idle || s.Options.Idle.IdleThread(s.ThreadName(k.thread)))
+		s.Stacks = append(s.Stacks, st)
+	}
+	sort.Slice(s.Stacks, func(i, j int) bool {
+		a, b := &s.Stacks[i], &s.Stacks[j]
+		if a.PC.Addr != b.PC.Addr {
+			return a.PC.Addr < b.PC.Addr
+		}
+		if ac, bc := siteAddr(a.Caller), siteAddr(b.Caller); ac != bc {
+			return ac < bc
+		}
+		if a.Exc != b.Exc {
+			return a.Exc < b.Exc
+		}
+		return a.Thread < b.Thread
+	})
+	return s, nil
+}
+
+func siteAddr(s *Site) uint32 {
+	if s == nil {
+		return 0
+	}
+	return s.Addr
+}
+
+// checkBuildID compares the capture's build-id with the image's.
+func (s *Symbolized) checkBuildID() error {
+	want := s.Capture.Header.BuildID
+	got, err := elf.BuildID(s.Image.File())
+	switch {
+	case err != nil || len(got) == 0:
+		s.Warnings = append(s.Warnings, "the ELF has no GNU build-id: cannot check that the capture came from it (link with --build-id)")
+	case len(want) == 0:
+		s.Warnings = append(s.Warnings, "the capture carries no build-id: cannot check that it came from this ELF")
+	case !bytes.Equal(want, got):
+		msg := fmt.Sprintf("capture build-id %s differs from ELF build-id %s", hex.EncodeToString(want), hex.EncodeToString(got))
+		if !s.Options.Force {
+			return fmt.Errorf("%s: the capture was taken from another build (--force reads it anyway)", msg)
+		}
+		s.Warnings = append(s.Warnings, msg+" (--force)")
+	}
+	return nil
+}
+
+// ThreadName is the name of thread id from the capture's thread table, its
+// id in hex when the table has no name for it, and "" when the run did not
+// record threads or id is 0 (unknown).
+func (s *Symbolized) ThreadName(id uint32) string {
+	if s.Capture.Header.Fields&sample.FieldThread == 0 || id == 0 {
+		return ""
+	}
+	if n, ok := s.Capture.Threads[id]; ok && n != "" {
+		return n
+	}
+	return fmt.Sprintf("0x%08x", id)
+}
+
+// ContextName names the execution context of an exception number: "thread"
+// for thread mode, the architectural name of a system exception, "irq N"
+// for external interrupt N (exception 16+N).
+func ContextName(exc uint16) string {
+	switch {
+	case exc == 0:
+		return "thread"
+	case exc >= 16:
+		return fmt.Sprintf("irq %d", exc-16)
+	case int(exc) < len(systemExceptions) && systemExceptions[exc] != "":
+		return systemExceptions[exc]
+	}
+	return fmt.Sprintf("exception %d", exc)
+}
+
+var systemExceptions = [16]string{
+	1: "Reset", 2: "NMI", 3: "HardFault", 4: "MemManage", 5: "BusFault", 6: "UsageFault",
+	7: "SecureFault", 11: "SVCall", 12: "DebugMonitor", 14: "PendSV", 15: "SysTick",
+}
+
+// resolver symbolizes each address once.
+type resolver struct {
+	s     *Symbolized
+	cfi   *elf.CFI // nil: LR is judged by its call instruction alone
+	sites map[uint32]*Site
+}
+
+func (r *resolver) site(addr uint32) *Site {
+	if st, ok := r.sites[addr]; ok {
+		return st
+	}
+	img, opts := r.s.Image, &r.s.Options
+	st := &Site{Addr: addr, Function: img.FunctionAt(addr), Frames: img.Symbolize(addr)}
+	if kind, ok := r.s.Board.Classify(addr, func(a uint32) bool { return st.Function != nil && st.Function.Veneer }); ok {
+		st.Region = kind
+	}
+	if opts.Map != nil {
+		st.Library = opts.Map.Library(addr)
+	}
+	st.Idle = r.idleCode(st)
+	r.sites[addr] = st
+	return st
+}
+
+// idleCode reports whether samples at st are idle by where they are: in a
+// function the idle rules name (physical or inlined), or right after a
+// WFI/WFE.
+func (r *resolver) idleCode(st *Site) bool {
+	rules := &r.s.Options.Idle
+	if f := st.Function; f != nil && (rules.IdleFunction(f.Name) || rules.IdleFunction(f.Base)) {
+		return true
+	}
+	for _, fr := range st.Frames {
+		if rules.IdleFunction(fr.Function) || rules.IdleFunction(fr.Short) {
+			return true
+		}
+	}
+	if rules.WFI && st.Addr >= 4 {
+		if b, ok := r.s.Image.Bytes(st.Addr-4, 4); ok {
+			return AfterWaitForInterrupt(b)
+		}
+		if b, ok := r.s.Image.Bytes(st.Addr-2, 2); ok {
+			return AfterWaitForInterrupt(b)
+		}
+	}
+	return false
+}
+
+// caller returns the call-site address LR returns to when LR is really the
+// caller of the function holding pc, 0 otherwise, and counts the verdict.
+//
+// LR holds the return address of the sampled function only until the
+// function saves it and makes a call of its own. Two independent rules
+// accept it: the CFI says that at pc LR still holds the return address
+// (a leaf, or a non-leaf before its prologue); or the instruction before
+// the return address is a BL/BLX whose target is the sampled function
+// itself (LR cannot be left over from one of its own calls then).
+func (r *resolver) caller(pc, lr uint32) uint32 {
+	l := &r.s.LR
+	l.Records++
+	code := r.s.Image.Bytes
+	if lr >= 0xFFFFFF00 {
+		l.ExcReturn++
+		return 0
+	}
+	site, ok := elf.CallSite(code, lr)
+	if !ok {
+		l.NoCall++
+		return 0
+	}
+	if r.cfi != nil {
+		if live, known := r.cfi.LRIsReturnAddress(pc); known && live {
+			l.ByCFI++
+			return site
+		}
+	}
+	if f := r.site(pc).Function; f != nil {
+		if target, _, ok := elf.BLTarget(code, site); ok && target&^1 == f.Addr&^1 {
+			l.ByCallTarget++
+			return site
+		}
+	}
+	l.Stale++
+	return 0
+}
