@@ -6,6 +6,4 @@
 package tools
 
 import (
-	_ "github.com/creack/pty"
-	_ "github.com/vbauerster/mpb/v8"
 )

@@ -48,7 +48,8 @@ func ListPorts() ([]PortInfo, error) {
 	var out []PortInfo
 	for _, p := range list {
 		out = append(out, PortInfo{Path: p.Name, IsUSB: p.IsUSB,
-			USB: USBInfo{VID: strings.ToLower(p.VID), PID: strings.ToLower(p.PID), Serial: p.SerialNumber, Product: p.Product}})
+			USB: USBInfo{VID: strings.ToLower(p.VID), PID: strings.ToLower(p.PID), Serial: p.SerialNumber,
+				Product: p.Product, Manufacturer: p.Manufacturer}})
 	}
 	return out, nil
 }

@@ -109,6 +109,14 @@ func (d *Device) Damaged() []sample.Range {
 	return append([]sample.Range(nil), d.damaged...)
 }
 
+// Stored is how many records the current run has stored.
+func (d *Device) Stored() uint32 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.advance()
+	return d.stored
+}
+
 // LogLines is how many log lines the device sent.
 func (d *Device) LogLines() int {
 	d.mu.Lock()

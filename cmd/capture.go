@@ -1,0 +1,324 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/vbauerster/cupwriter"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+type captureOptions struct {
+	port     string
+	baud     int
+	match    sample.PortMatch
+	rate     uint32
+	jitter   uint8
+	fields   string
+	mode     string
+	samples  uint32
+	duration time.Duration
+	attach   bool
+	resume   string
+	raw      string
+	out      string
+	quiet    bool
+	timeout  time.Duration
+	retries  int
+
+	// interrupt is closed to end sampling early, as SIGINT does; tests set it.
+	interrupt <-chan struct{}
+}
+
+func init() { register(newCaptureCmd) }
+
+func newCaptureCmd(s Streams) *cobra.Command {
+	o := &captureOptions{}
+	c := &cobra.Command{
+		Use:   "capture -o FILE.tcmcap [--port auto|PATH] [flags]",
+		Short: "Take PC samples from the firmware-sampler and write a .tcmcap capture file",
+		Long: `capture starts a sampling run on the device (START), waits for it, drains
+every record (DRAIN), checks that every index arrived, asks again for what
+did not, releases the device's buffer (DONE) and writes the capture file
+atomically.
+
+Snapshot mode (the default) samples into the device's buffer until it is
+full, --samples or --duration is reached, or Ctrl-C; then drains. Stream
+mode sends records while sampling, until --samples, --duration or Ctrl-C.
+--attach drains what the device already holds (or an ongoing run) without
+starting one.
+
+If the device disconnects or records cannot be recovered, the records that
+arrived are still written, with the missing index ranges, the command says
+which are missing and exits non-zero; --resume FILE later fetches them from
+a device that still holds the run. Log text the firmware prints between
+frames is shown on stderr (--quiet counts it instead).
+
+--port auto looks for the USB serial port with --vid/--pid (default
+2fe3:0001, Zephyr's default USB ids), narrowed by --serial and --product.`,
+		Example: `  tcmprof capture --port auto -o before.tcmcap
+  tcmprof capture --port /dev/ttyACM0 --rate 20000 --jitter 10 --fields pc,lr --samples 16384 -o run.tcmcap
+  tcmprof capture --port /dev/ttyACM0 --mode stream --duration 30s -o long.tcmcap
+  tcmprof capture --port /dev/ttyACM0 --attach -o held.tcmcap
+  tcmprof capture --port /dev/ttyACM0 --resume run.tcmcap`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runCapture(o, s) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.port, "port", "auto", `serial device of the sampler, or "auto" to find it by USB id`)
+	f.IntVar(&o.baud, "baud", 115200, "baud rate (ignored by USB CDC-ACM)")
+	f.StringVar(&o.match.VID, "vid", sample.DefaultVID, "USB vendor id --port auto looks for (hex)")
+	f.StringVar(&o.match.PID, "pid", sample.DefaultPID, "USB product id --port auto looks for (hex)")
+	f.StringVar(&o.match.Serial, "serial", "", "USB serial number --port auto looks for")
+	f.StringVar(&o.match.Product, "product", "", "text in the USB product string --port auto looks for")
+	f.Uint32Var(&o.rate, "rate", 0, "mean sampling rate in Hz (0 = the device default)")
+	f.Uint8Var(&o.jitter, "jitter", 0, "jitter of the sampling interval, percent (uniform in mean ± jitter)")
+	f.StringVar(&o.fields, "fields", "pc", "record fields: pc, pc,lr, or pc,lr,ctx (ctx = exc,thread)")
+	f.StringVar(&o.mode, "mode", "snapshot", "snapshot (sample into the buffer, then drain) or stream (drain while sampling)")
+	f.Uint32Var(&o.samples, "samples", 0, "samples to take (0 = until the buffer is full, or Ctrl-C in stream mode)")
+	f.DurationVar(&o.duration, "duration", 0, "how long to sample (0 = no limit)")
+	f.BoolVar(&o.attach, "attach", false, "drain what the device holds, or its ongoing run, without starting a run")
+	f.StringVar(&o.resume, "resume", "", "fetch the missing records of this capture file (written to -o, or back to it)")
+	f.StringVar(&o.raw, "raw", "", "also write every byte received to this file, as it arrives")
+	f.StringVarP(&o.out, "output", "o", "", "capture file to write")
+	f.BoolVar(&o.quiet, "quiet", false, "count the device's log lines instead of showing them")
+	f.DurationVar(&o.timeout, "timeout", sample.DefaultTimeouts().Reply, "how long to wait for an answer before asking again")
+	f.IntVar(&o.retries, "retries", sample.DefaultTimeouts().Retries, "how often to ask again")
+	return c
+}
+
+func (o *captureOptions) start() (sample.Start, error) {
+	st := sample.Start{RateHz: o.rate, JitterPct: o.jitter, Count: o.samples}
+	var err error
+	if st.Fields, err = sample.ParseFields(o.fields); err != nil {
+		return st, fmt.Errorf("--fields: %v", err)
+	}
+	switch o.mode {
+	case "snapshot":
+		st.Mode = sample.ModeSnapshot
+	case "stream":
+		st.Mode = sample.ModeStream
+	default:
+		return st, fmt.Errorf("--mode %q: want snapshot or stream", o.mode)
+	}
+	if o.duration < 0 || o.duration.Milliseconds() > 1<<32-1 {
+		return st, fmt.Errorf("--duration %v is out of range", o.duration)
+	}
+	st.DurationMS = uint32(o.duration.Milliseconds())
+	return st, nil
+}
+
+func runCapture(o *captureOptions, s Streams) error {
+	st, err := o.start()
+	if err != nil {
+		return err
+	}
+	var previous *sample.Capture
+	switch {
+	case o.attach && o.resume != "":
+		return errors.New("--attach and --resume exclude each other")
+	case o.resume != "":
+		if previous, err = sample.ReadFile(o.resume); err != nil {
+			return err
+		}
+		if o.out == "" {
+			o.out = o.resume
+		}
+	case o.out == "":
+		return errors.New("no output file: pass -o FILE.tcmcap")
+	}
+	if o.timeout <= 0 || o.retries < 0 {
+		return errors.New("--timeout must be positive and --retries not negative")
+	}
+
+	host := sample.HostInfo{Time: time.Now().UTC(), Port: o.port, Baud: o.baud, ToolVersion: Version}
+	if o.port == "auto" {
+		ports, err := sample.ListPorts()
+		if err != nil {
+			return err
+		}
+		p, err := sample.FindPort(ports, o.match)
+		if err != nil {
+			return err
+		}
+		host.Port, host.USB = p.Path, p.USB
+	}
+	port, err := sample.OpenPort(host.Port, o.baud)
+	if err != nil {
+		return err
+	}
+	var raw *os.File
+	if o.raw != "" {
+		if raw, err = os.Create(o.raw); err != nil {
+			port.Close()
+			return err
+		}
+		defer raw.Close()
+	}
+	to := sample.DefaultTimeouts()
+	to.Reply, to.Retries = o.timeout, o.retries
+	var rawW io.Writer
+	if raw != nil {
+		rawW = raw
+	}
+	sess := sample.NewSession(port, rawW, to)
+	defer sess.Close()
+
+	ui := newCaptureUI(s.Err, o.quiet)
+	sess.OnLog = ui.log
+	sess.OnProgress = ui.progress
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := o.interrupt
+	if stop == nil {
+		stop = interruptChannel(ctx, cancel)
+	}
+
+	var c *sample.Capture
+	switch {
+	case previous != nil:
+		c, err = sess.Resume(ctx, previous)
+	case o.attach:
+		c, err = sess.Attach(ctx, stop)
+	case st.Mode == sample.ModeStream:
+		c, err = sess.Stream(ctx, st, o.duration, stop)
+	default:
+		c, err = sess.Snapshot(ctx, st, 0, stop)
+	}
+	ui.finish()
+	if c == nil {
+		return err
+	}
+	if previous == nil {
+		c.Host = host
+	}
+	if werr := sample.WriteFile(o.out, c); werr != nil {
+		return fmt.Errorf("writing %s: %w (the raw bytes are in %s)", o.out, werr, orNone(o.raw))
+	}
+	fmt.Fprintf(s.Err, "%s: %s\n", o.out, summary(c))
+	if o.quiet && c.Stats.LogLines > 0 {
+		fmt.Fprintf(s.Err, "%d log lines from the device not shown (--quiet)\n", c.Stats.LogLines)
+	}
+	var inc *sample.IncompleteError
+	if errors.As(err, &inc) {
+		msg := fmt.Sprintf("%v; %s holds the %d records that arrived", err, o.out, len(c.Records))
+		if inc.Resumable {
+			msg += fmt.Sprintf("; the device still holds the run: fetch the rest with `tcmprof capture --port %s --resume %s`", host.Port, o.out)
+		}
+		return errors.New(msg)
+	}
+	return err
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no --raw file"
+	}
+	return s
+}
+
+// summary is the one line printed after a capture is written.
+func summary(c *sample.Capture) string {
+	h := &c.Header
+	s := fmt.Sprintf("%d records (%v, %v mode), %d missing, %d dropped by the device of %d taken",
+		len(c.Records), h.Fields, h.Mode, c.MissingCount(), h.Dropped, h.Taken)
+	if st := c.Stats; st.CRCErrors+st.BadFrames+st.Retries+st.Rerequests > 0 {
+		s += fmt.Sprintf("; line errors: %d CRC, %d bad frames, %d garbage bytes, %d retries, %d re-requested records",
+			st.CRCErrors, st.BadFrames, st.GarbageBytes, st.Retries, st.Rerequested)
+	}
+	return s
+}
+
+// interruptChannel is closed by the first SIGINT (end sampling, keep the
+// records); the second cancels ctx (give up now).
+func interruptChannel(ctx context.Context, cancel context.CancelFunc) <-chan struct{} {
+	stop := make(chan struct{})
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt)
+	go func() {
+		defer signal.Stop(sig)
+		select {
+		case <-sig:
+			close(stop)
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return stop
+}
+
+// captureUI shows progress and device log lines on stderr: a progress bar
+// when stderr is a terminal, plain lines otherwise.
+type captureUI struct {
+	mu       sync.Mutex
+	err      io.Writer
+	quiet    bool
+	progress func(got, total uint64)
+	p        *mpb.Progress
+	bar      *mpb.Bar
+}
+
+func newCaptureUI(w io.Writer, quiet bool) *captureUI {
+	ui := &captureUI{err: w, quiet: quiet}
+	ui.progress = func(uint64, uint64) {}
+	if f, ok := w.(*os.File); ok && cupwriter.New(f, false).IsTerminal() {
+		ui.p = mpb.New(mpb.WithOutput(f), mpb.WithWidth(40))
+		ui.progress = ui.showProgress
+	}
+	return ui
+}
+
+func (ui *captureUI) showProgress(got, total uint64) {
+	ui.mu.Lock()
+	defer ui.mu.Unlock()
+	if ui.bar == nil {
+		ui.bar = ui.p.AddBar(int64(total),
+			mpb.PrependDecorators(decor.Name("records "), decor.CountersNoUnit("%d / %d")),
+			mpb.AppendDecorators(decor.Percentage()))
+	}
+	if int64(total) > 0 {
+		ui.bar.SetTotal(int64(total), false)
+	}
+	ui.bar.SetCurrent(int64(got))
+}
+
+func (ui *captureUI) log(line string) {
+	if ui.quiet {
+		return
+	}
+	line = "device: " + strings.TrimRight(line, "\r\n") + "\n"
+	if ui.p != nil {
+		ui.p.Write([]byte(line))
+		return
+	}
+	io.WriteString(ui.err, line)
+}
+
+func (ui *captureUI) finish() {
+	if ui.p == nil {
+		return
+	}
+	ui.mu.Lock()
+	if ui.bar != nil {
+		ui.bar.Abort(false)
+	}
+	ui.mu.Unlock()
+	ui.p.Wait()
+}

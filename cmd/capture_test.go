@@ -1,0 +1,324 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/sampletest"
+)
+
+func scriptedDevice(capacity uint32, faults sampletest.Faults) *sampletest.Device {
+	return &sampletest.Device{
+		Capacity: capacity, CPUHz: 600_000_000, TimerHz: 24_000_000, DefaultRateHz: 10_000, MaxRateHz: 100_000,
+		BuildID: bytes.Repeat([]byte{0xab}, 20), Threads: []sample.Thread{{ID: 0x20001000, Name: "main"}},
+		Seed: 9, RunTime: 20 * time.Millisecond, StreamBatch: 64, StreamPeriod: 2 * time.Millisecond, Faults: faults,
+	}
+}
+
+// servePty serves d on a new pty and returns the path of its other end.
+// The test keeps the slave open until cleanup so the device's reads see
+// no hang-up before tcmprof opens the port.
+func servePty(t *testing.T, d *sampletest.Device) (string, chan error) {
+	t.Helper()
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- d.Serve(master) }()
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	return slave.Name(), served
+}
+
+func runTcmprof(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func checkCaptureFile(t *testing.T, d *sampletest.Device, path string, want int) *sample.Capture {
+	t.Helper()
+	c, err := sample.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Records) != want || len(c.Missing) != 0 {
+		t.Fatalf("%s: %d records, missing %v; want %d", path, len(c.Records), c.Missing, want)
+	}
+	for _, r := range c.Records {
+		if r != d.Record(r.Index) {
+			t.Fatalf("record %d = %+v, device sent %+v", r.Index, r, d.Record(r.Index))
+		}
+	}
+	return c
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestCaptureSnapshotThenInfo(t *testing.T) {
+	d := scriptedDevice(4096, sampletest.Faults{LogBetween: 0.05, Seed: 2})
+	port, _ := servePty(t, d)
+	dir := t.TempDir()
+	out, raw := filepath.Join(dir, "run.tcmcap"), filepath.Join(dir, "run.raw")
+	code, _, stderr := runTcmprof("capture", "--port", port, "--rate", "20000", "--jitter", "10", "--fields", "pc,lr",
+		"--samples", "3000", "--raw", raw, "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "device: <inf> app: between frames") || !strings.Contains(stderr, "3000 records (pc,lr, snapshot mode), 0 missing") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	c := checkCaptureFile(t, d, out, 3000)
+	h := c.Header
+	if h.Stored != 3000 || h.Fields != sample.FieldPC|sample.FieldLR || h.JitterPct != 10 || h.IntervalTicks != 24_000_000/20_000 ||
+		!bytes.Equal(h.BuildID, d.BuildID) || c.Host.Port != port || c.Host.Baud != 115200 {
+		t.Errorf("header %+v host %+v", h, c.Host)
+	}
+	// The raw file holds every byte received, and decodes to the same records.
+	rawBytes, err := os.ReadFile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(rawBytes)) != c.Stats.Bytes {
+		t.Errorf("raw file %d bytes, stats say %d received", len(rawBytes), c.Stats.Bytes)
+	}
+	var fromRaw int
+	for _, ev := range sample.NewDecoder(h.Fields).Feed(rawBytes) {
+		if data, ok := ev.Frame.(*sample.Data); ok {
+			fromRaw += len(data.Records)
+		}
+	}
+	if fromRaw != 3000 {
+		t.Errorf("raw file decodes to %d records", fromRaw)
+	}
+
+	code, stdout, stderr := runTcmprof("info", out)
+	if code != 0 {
+		t.Fatalf("info: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"3000 in the file, indices 0 to 2999", "missing   none", "build-id  abababab", "fields pc,lr", "20 kHz (50µs)", "jitter ±10 %"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("info lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = runTcmprof("info", "--json", out)
+	var js captureInfo
+	if code != 0 || json.Unmarshal([]byte(stdout), &js) != nil || js.Records != 3000 || js.Stored != 3000 || js.RateHz != 20000 || js.Host.Port != port {
+		t.Errorf("info --json (exit %d):\n%s", code, stdout)
+	}
+}
+
+func TestCaptureStreamSamples(t *testing.T) {
+	d := scriptedDevice(1024, sampletest.Faults{})
+	port, _ := servePty(t, d)
+	out := filepath.Join(t.TempDir(), "s.tcmcap")
+	code, _, stderr := runTcmprof("capture", "--port", port, "--mode", "stream", "--fields", "pc,lr,ctx", "--samples", "5000", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	c := checkCaptureFile(t, d, out, 5000)
+	if c.Header.Mode != sample.ModeStream || c.Threads[0x20001000] != "main" {
+		t.Errorf("header %+v threads %v", c.Header, c.Threads)
+	}
+}
+
+// A device that hangs up half-way: the command writes what arrived with
+// its missing ranges, names them, exits non-zero and leaves no temporary
+// file; --resume then completes the same file.
+func TestCaptureHangUpThenResume(t *testing.T) {
+	d := scriptedDevice(4096, sampletest.Faults{Seed: 3, HangUpAfter: 6000, MaxChunk: 64})
+	port, served := servePty(t, d)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run.tcmcap")
+	code, _, stderr := runTcmprof("capture", "--port", port, "--fields", "pc,lr", "--timeout", "100ms", "-o", out)
+	if code == 0 {
+		t.Fatal("exit 0 after a hang-up")
+	}
+	<-served
+	if lines := strings.Count(strings.TrimSpace(stderr), "\n"); lines != 1 || !strings.Contains(stderr, "records missing (indices ") ||
+		!strings.Contains(stderr, "device disconnected") || !strings.Contains(stderr, "--resume "+out) {
+		t.Errorf("stderr (want the summary and one error line):\n%s", stderr)
+	}
+	if names := dirNames(t, dir); len(names) != 1 || names[0] != "run.tcmcap" {
+		t.Errorf("directory holds %v", names)
+	}
+	partial, err := sample.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(partial.Missing) == 0 || len(partial.Records) == 0 || uint64(len(partial.Records))+partial.MissingCount() != 4096 {
+		t.Fatalf("partial capture: %d records, missing %v", len(partial.Records), partial.Missing)
+	}
+
+	d.Faults = sampletest.Faults{}
+	port2, _ := servePty(t, d)
+	code, _, stderr = runTcmprof("capture", "--port", port2, "--resume", out)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	c := checkCaptureFile(t, d, out, 4096)
+	if c.Host.Time != partial.Host.Time || c.Stats.Bytes <= partial.Stats.Bytes {
+		t.Errorf("resume lost the first session's metadata: %+v vs %+v", c.Host, partial.Host)
+	}
+}
+
+func TestCaptureAttach(t *testing.T) {
+	d := scriptedDevice(2048, sampletest.Faults{})
+	port, _ := servePty(t, d)
+	out := filepath.Join(t.TempDir(), "a.tcmcap")
+	if code, _, stderr := runTcmprof("capture", "--port", port, "--attach", "-o", out); code == 0 || !strings.Contains(stderr, "holds no records") {
+		t.Fatalf("attach to an idle device: exit %d: %s", code, stderr)
+	}
+	// A run left held on the device (as by a tcmprof killed before its
+	// drain) is drained by --attach, and a new run is refused meanwhile.
+	if err := startHeldRun(port, 1500); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run to be held", func() bool { return d.Stored() == 1500 })
+	if code, _, stderr := runTcmprof("capture", "--port", port, "-o", out); code == 0 || !strings.Contains(stderr, "--attach") {
+		t.Fatalf("start over a held run: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := runTcmprof("capture", "--port", port, "--attach", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkCaptureFile(t, d, out, 1500)
+}
+
+// startHeldRun sends START for a snapshot of n samples and goes away.
+func startHeldRun(port string, n uint32) error {
+	p, err := sample.OpenPort(port, 115200)
+	if err != nil {
+		return err
+	}
+	s := sample.NewSession(p, nil, sample.DefaultTimeouts())
+	defer s.Close()
+	return s.Start(context.Background(), sample.Start{Fields: sample.FieldPC, Count: n})
+}
+
+func TestCaptureFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"capture", "--port", "/dev/null"}, "no output file"},
+		{[]string{"capture", "--mode", "burst", "-o", "x"}, `--mode "burst"`},
+		{[]string{"capture", "--fields", "pc,sp", "-o", "x"}, `unknown field "sp"`},
+		{[]string{"capture", "--attach", "--resume", "x", "-o", "x"}, "exclude each other"},
+		{[]string{"capture", "--resume", filepath.Join(dir, "none.tcmcap")}, "no such file"},
+		{[]string{"capture", "--port", filepath.Join(dir, "nope"), "-o", filepath.Join(dir, "x.tcmcap")}, "opening"},
+		{[]string{"info", filepath.Join(dir, "none.tcmcap")}, "no such file"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runTcmprof(tt.args...)
+		if code == 0 || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Errorf("failed commands left %v", names)
+	}
+	bad := filepath.Join(dir, "bad.tcmcap")
+	os.WriteFile(bad, []byte("tcmcap 1.0\n\x05\x00\x00\x00{}"), 0o644)
+	if code, _, stderr := runTcmprof("info", bad); code == 0 || !strings.Contains(stderr, "truncated") {
+		t.Errorf("info on a truncated file: exit %d %q", code, stderr)
+	}
+}
+
+// helperEnv makes the test binary run tcmprof (cmd.Main) with the
+// arguments in it, so a test can signal or kill a real capture process.
+const helperEnv = "TCMPROF_TEST_MAIN_ARGS"
+
+// TestCaptureHelperProcess is not a test: startTcmprof runs it in a child.
+func TestCaptureHelperProcess(t *testing.T) {
+	if args := os.Getenv(helperEnv); args != "" {
+		os.Exit(Main(StdStreams(), strings.Split(args, "\x1f")))
+	}
+}
+
+func startTcmprof(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(exe, "-test.run=^TestCaptureHelperProcess$")
+	c.Env = append(os.Environ(), helperEnv+"="+strings.Join(args, "\x1f"))
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return c, &stderr
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// SIGINT in stream mode stops the run and the capture is written whole.
+func TestCaptureStreamInterrupt(t *testing.T) {
+	d := scriptedDevice(1024, sampletest.Faults{})
+	port, _ := servePty(t, d)
+	out := filepath.Join(t.TempDir(), "i.tcmcap")
+	p, stderr := startTcmprof(t, "capture", "--port", port, "--mode", "stream", "-o", out)
+	waitFor(t, "streamed records", func() bool { return d.Stored() > 2000 })
+	p.Process.Signal(syscall.SIGINT)
+	if err := p.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	c, err := sample.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCaptureFile(t, d, out, int(d.Stored()))
+	if len(c.Records) < 2000 || c.Header.Stored != uint32(len(c.Records)) {
+		t.Errorf("%d records, header %+v", len(c.Records), c.Header)
+	}
+}
+
+// A capture killed (SIGKILL) in the middle of its drain leaves no capture
+// file and no temporary file behind: only the raw byte log.
+func TestCaptureKilledLeavesNoPartialFile(t *testing.T) {
+	d := scriptedDevice(4096, sampletest.Faults{StallAfter: 4000, Stall: 5 * time.Second})
+	port, _ := servePty(t, d)
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "k.raw")
+	p, _ := startTcmprof(t, "capture", "--port", port, "--timeout", "10s", "--raw", raw, "-o", filepath.Join(dir, "k.tcmcap"))
+	waitFor(t, "the drain to start", func() bool {
+		fi, err := os.Stat(raw)
+		return err == nil && fi.Size() > 3000
+	})
+	p.Process.Kill()
+	p.Wait()
+	if names := dirNames(t, dir); len(names) != 1 || names[0] != "k.raw" {
+		t.Errorf("after SIGKILL the directory holds %v", names)
+	}
+}
