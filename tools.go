@@ -5,5 +5,4 @@
 // real package imports it.
 package tools
 
-import (
-)
+import ()
