@@ -1,7 +1,10 @@
 /*
  * Entry of the QEMU demo image: bring up the board, start the echo
- * workload, and run the "console" thread, which prints a status line now
- * and then (log text the host must skip between sampler frames).
+ * workload, and run the "console" thread. The console thread is the
+ * sampler's thread: it feeds the host's commands to the core, lets it
+ * stream, and prints a status line now and then (log text the host must
+ * skip between sampler frames; both come from this one thread, so a line
+ * never lands inside a frame).
  */
 #include "app.h"
 #include "drv.h"
@@ -34,6 +37,7 @@ static void console_main(void *arg)
 			print_status();
 			next_status += STATUS_PERIOD_MS;
 		}
+		sampler_port_service();
 		k_sleep_ms(1);
 	}
 }
@@ -41,6 +45,7 @@ static void console_main(void *arg)
 int main(void)
 {
 	port_init();
+	sampler_port_init();
 	printk("\ntcmprof QEMU demo (mps2-an500, Teensy 4.1 memory map)\n");
 	k_thread_create(&console_thread, "console", console_stack, sizeof(console_stack),
 			console_main, NULL);

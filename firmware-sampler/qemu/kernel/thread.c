@@ -6,7 +6,8 @@
 
 #define MAX_THREADS 8
 
-struct k_thread *volatile _current;
+/* In DTCM: the sampler's interrupt reads it and touches nothing outside DTCM. */
+struct k_thread *volatile _current __attribute__((section(".dtcm_bss.kernel")));
 
 static struct k_thread *threads[MAX_THREADS];
 static unsigned thread_count;

@@ -14,6 +14,7 @@
 
 #include "cmsdk.h"
 #include "port.h"
+#include "tcmprof_sampler.h"
 
 extern uint32_t __stack_top[];
 extern const uint32_t __vector_table[];
@@ -103,7 +104,6 @@ void Unused_Handler(void)
 void PendSV_Handler(void) __attribute__((weak, alias("Unused_Handler")));
 void SVC_Handler(void) __attribute__((weak, alias("Unused_Handler")));
 void SysTick_Handler(void) __attribute__((weak, alias("Unused_Handler")));
-void Sampler_IRQHandler(void) __attribute__((weak, alias("Unused_Handler")));
 void Tick_IRQHandler(void) __attribute__((weak, alias("Unused_Handler")));
 void UART0_RX_IRQHandler(void) __attribute__((weak, alias("Unused_Handler")));
 /* The demo's USB controller model, pended by software (drv/ehci.c). */
@@ -128,7 +128,8 @@ __attribute__((section(".vectors"), used, aligned(256))) const void *const __vec
 	[15] = SysTick_Handler,
 	[16 + UART0_RX_IRQn] = UART0_RX_IRQHandler,
 	[16 + 1 ... 16 + 7] = Unused_Handler,
-	[16 + TIMER0_IRQn] = Sampler_IRQHandler,
+	/* The sampler's naked entry in ITCM, straight from the vector. */
+	[16 + TIMER0_IRQn] = tcmp_sample_isr,
 	[16 + TIMER1_IRQn] = Tick_IRQHandler,
 	[16 + 10 ... 16 + 30] = Unused_Handler,
 	[16 + EHCI_IRQn] = EHCI_IRQHandler,

@@ -5,9 +5,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Code the sampling interrupt runs: copied to ITCM at boot, like the board. */
-#define PORT_ITCM_TEXT __attribute__((section(".itcm_text.port"), noinline))
-
 void port_init(void);
 
 /* Polled UART0 output; every byte reaches the host in order. */
@@ -20,6 +17,11 @@ uint32_t port_cycles(void);
 
 /* Starts the 1 kHz kernel tick; Tick_IRQHandler calls kernel_tick(). */
 void port_tick_start(void);
+
+/* Hands the image's parameters to the sampler core (before any START). */
+void sampler_port_init(void);
+/* Feeds received bytes to the sampler core and lets it stream; call every few ms. */
+void sampler_port_service(void);
 
 __attribute__((noreturn)) void port_panic(const char *what, uint32_t exc, uint32_t pc,
 					  uint32_t lr, uint32_t exc_return);

@@ -1,0 +1,378 @@
+package qemu
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.bug.st/serial"
+
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// This file holds the test-side host: a build shared by the tests, a
+// minimal command/response loop over the firmware's UART (using the
+// sample package's decoder and encoders), and symbol lookup in the ELF.
+
+var shared struct {
+	once             sync.Once
+	dir              string
+	elfPath, mapPath string
+	err              error
+}
+
+// TestMain removes the shared build directory after all tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+// needTools skips the test when the cross compiler or QEMU is missing.
+func needTools(t *testing.T) {
+	t.Helper()
+	if err := Available(); err != nil {
+		t.Skipf("QEMU firmware tests need the ARM toolchain and QEMU: %v", err)
+	}
+}
+
+// defaultImage builds the default (-Os, no plan) image once for all tests.
+func defaultImage(t *testing.T) (elfPath, mapPath string) {
+	t.Helper()
+	needTools(t)
+	shared.once.Do(func() {
+		shared.dir, shared.err = os.MkdirTemp("", "tcmprof-qemu-")
+		if shared.err == nil {
+			shared.elfPath, shared.mapPath, shared.err = Build(BuildOptions{OutDir: shared.dir})
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.elfPath, shared.mapPath
+}
+
+// testOptions is how the tests run QEMU (docs/qemu.md says why).
+func testOptions() StartOptions {
+	o := StartOptions{Icount: 3}
+	if v := os.Getenv("TCMPROF_QEMU_MODE"); v != "" { // measurement only
+		o = StartOptions{}
+		if strings.Contains(v, "icount") {
+			o.Icount = 3
+		}
+		if strings.Contains(v, "single") {
+			o.OneInsnPerTB = true
+		}
+	}
+	return o
+}
+
+// host talks to one running firmware.
+type host struct {
+	t      *testing.T
+	port   serial.Port
+	events chan sample.Event
+	fields atomic.Uint32 // fields of a stream run, for the decoder until a HEADER
+	mu     sync.Mutex
+	logs   []string
+}
+
+// boot starts the image in QEMU and waits for its banner.
+func boot(t *testing.T, elfPath string, opts StartOptions) *host {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	inst, err := StartWith(ctx, elfPath, opts)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	port, err := inst.OpenSerial()
+	if err != nil {
+		inst.Stop()
+		cancel()
+		t.Fatal(err)
+	}
+	h := &host{t: t, port: port, events: make(chan sample.Event, 4096)}
+	readerDone := make(chan struct{})
+	t.Cleanup(func() {
+		inst.Stop()
+		port.Close()
+		<-readerDone
+		cancel()
+		if t.Failed() {
+			h.mu.Lock()
+			t.Logf("firmware log:\n%s", strings.Join(h.logs, "\n"))
+			h.mu.Unlock()
+		}
+	})
+	if err := port.SetReadTimeout(50 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	go h.read(readerDone)
+	h.waitLog("tcmprof QEMU demo", 20*time.Second)
+	return h
+}
+
+func (h *host) read(done chan<- struct{}) {
+	defer close(done)
+	defer close(h.events)
+	dec := sample.NewDecoder(sample.FieldPC)
+	buf := make([]byte, 4096)
+	for {
+		n, err := h.port.Read(buf)
+		if err != nil {
+			return
+		}
+		if f := sample.Fields(h.fields.Swap(0)); f != 0 {
+			dec.SetFields(f)
+		}
+		evs := dec.Feed(buf[:n])
+		if n == 0 {
+			evs = dec.Idle()
+		}
+		for _, ev := range evs {
+			if ev.Log != "" {
+				h.mu.Lock()
+				h.logs = append(h.logs, ev.Log)
+				h.mu.Unlock()
+			}
+			h.events <- ev
+		}
+	}
+}
+
+// next returns the next frame, skipping log lines.
+func (h *host) next(timeout time.Duration) sample.Frame {
+	h.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev, ok := <-h.events:
+			if !ok {
+				h.t.Fatal("firmware link closed")
+			}
+			if ev.Err != nil {
+				h.t.Fatalf("unreadable frame: %v", ev.Err)
+			}
+			if ev.Frame != nil {
+				return ev.Frame
+			}
+		case <-deadline:
+			h.t.Fatalf("no frame within %v", timeout)
+		}
+	}
+}
+
+// waitLog waits for a log line containing substr and returns it.
+func (h *host) waitLog(substr string, timeout time.Duration) string {
+	h.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev, ok := <-h.events:
+			if !ok {
+				h.t.Fatalf("firmware link closed before %q", substr)
+			}
+			if strings.Contains(ev.Log, substr) {
+				return ev.Log
+			}
+		case <-deadline:
+			h.t.Fatalf("no log line with %q within %v", substr, timeout)
+		}
+	}
+}
+
+func (h *host) send(f sample.Frame) {
+	h.t.Helper()
+	b, err := sample.EncodeFrame(f)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.port.Write(b); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// command sends f and returns the device's REPLY to it.
+func (h *host) command(f sample.Frame) *sample.Reply {
+	h.t.Helper()
+	h.send(f)
+	for {
+		fr := h.next(10 * time.Second)
+		if r, ok := fr.(*sample.Reply); ok && r.Command == f.Type() {
+			return r
+		}
+		h.t.Logf("skipping %T while waiting for the REPLY to %v", fr, f.Type())
+	}
+}
+
+func (h *host) status() *sample.Header {
+	h.t.Helper()
+	h.send(&sample.Status{})
+	for {
+		if hd, ok := h.next(10 * time.Second).(*sample.Header); ok {
+			return hd
+		}
+	}
+}
+
+// waitHolding polls STATUS until a snapshot run has stopped.
+func (h *host) waitHolding(timeout time.Duration) *sample.Header {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		hd := h.status()
+		if hd.State == sample.StateHolding {
+			return hd
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("run still %v after %v (taken %d)", hd.State, timeout, hd.Taken)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// capture is what one drain or stream run delivered.
+type capture struct {
+	header  *sample.Header
+	records []sample.Record
+	threads []sample.Thread
+	end     *sample.End
+}
+
+// collect reads DATA and THREADS frames until END.
+func (h *host) collect(c *capture, timeout time.Duration) {
+	h.t.Helper()
+	for {
+		switch f := h.next(timeout).(type) {
+		case *sample.Header:
+			c.header = f
+		case *sample.Data:
+			if want := uint32(len(c.records)) + firstIndex(c); f.First != want {
+				h.t.Fatalf("DATA frame starts at record %d, want %d", f.First, want)
+			}
+			c.records = append(c.records, f.Records...)
+		case *sample.Threads:
+			c.threads = append(c.threads, f.Entries...)
+		case *sample.End:
+			c.end = f
+			return
+		case *sample.Reply:
+			h.t.Fatalf("unexpected REPLY %v to %v", f.Status, f.Command)
+		}
+	}
+}
+
+func firstIndex(c *capture) uint32 {
+	if len(c.records) > 0 {
+		return c.records[0].Index
+	}
+	if c.end != nil {
+		return c.end.First
+	}
+	return 0
+}
+
+// snapshot runs one snapshot of count samples and drains it.
+func (h *host) snapshot(start sample.Start) *capture {
+	h.t.Helper()
+	start.Mode = sample.ModeSnapshot
+	if r := h.command(&start); r.Status != sample.StatusOK {
+		h.t.Fatalf("START: %v", r.Status)
+	}
+	h.waitHolding(60 * time.Second)
+	h.send(&sample.Drain{})
+	c := &capture{}
+	h.collect(c, 30*time.Second)
+	if r := h.command(&sample.Done{}); r.Status != sample.StatusOK {
+		h.t.Fatalf("DONE: %v", r.Status)
+	}
+	return c
+}
+
+// symtab finds the function containing an address.
+type symtab struct {
+	funcs []elf.Symbol // FUNC symbols with a size, sorted by address
+}
+
+func loadSymbols(t *testing.T, elfPath string) (*elf.File, *symtab) {
+	t.Helper()
+	f, err := elf.Open(elfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &symtab{}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 0 {
+			s.Value &^= 1 // Thumb bit
+			st.funcs = append(st.funcs, s)
+		}
+	}
+	sort.Slice(st.funcs, func(i, j int) bool { return st.funcs[i].Value < st.funcs[j].Value })
+	return f, st
+}
+
+// lookup returns the function containing pc, or "" when none does.
+func (s *symtab) lookup(pc uint32) string {
+	i := sort.Search(len(s.funcs), func(i int) bool { return s.funcs[i].Value > uint64(pc) }) - 1
+	if i >= 0 && uint64(pc) < s.funcs[i].Value+s.funcs[i].Size {
+		return s.funcs[i].Name
+	}
+	return ""
+}
+
+// symbol returns the one symbol called name.
+func symbol(t *testing.T, f *elf.File, name string) elf.Symbol {
+	t.Helper()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []elf.Symbol
+	for _, s := range syms {
+		if s.Name == name {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d symbols named %s, want 1", len(found), name)
+	}
+	return found[0]
+}
+
+// buildID returns the descriptor of the ELF's .note.gnu.build-id.
+func buildID(f *elf.File) ([]byte, error) {
+	sec := f.Section(".note.gnu.build-id")
+	if sec == nil {
+		return nil, errors.New("no .note.gnu.build-id section")
+	}
+	data, err := sec.Data()
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < 16 {
+		return nil, fmt.Errorf("build-id note of %d bytes", len(data))
+	}
+	namesz := f.ByteOrder.Uint32(data[0:])
+	descsz := f.ByteOrder.Uint32(data[4:])
+	off := 12 + (namesz+3)&^3
+	if uint64(off)+uint64(descsz) > uint64(len(data)) {
+		return nil, errors.New("truncated build-id note")
+	}
+	return data[off : off+descsz], nil
+}

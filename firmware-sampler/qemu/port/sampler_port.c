@@ -1,0 +1,113 @@
+/*
+ * The sampler core's port hooks on the QEMU board: CMSDK timer 0 as the
+ * sampling timer at priority 0 (above the kernel's BASEPRI lock, like a
+ * Zephyr zero-latency IRQ), UART 0 as the host link, the demo kernel's
+ * threads for the THREAD field, and the image's GNU build-id.
+ */
+#include <string.h>
+
+#include "cmsdk.h"
+#include "kernel.h"
+#include "port.h"
+#include "tcmprof_sampler.h"
+
+/* Sampling rates the port accepts: 100 Hz .. 100 kHz of the 25 MHz timer. */
+#define SAMPLER_DEFAULT_RATE_HZ 10000u
+#define SAMPLER_MIN_INTERVAL (SYSCLK_HZ / 100000u)
+
+/* The .note.gnu.build-id section (see ld/teensy_qemu.ld). */
+extern const uint8_t __build_id_note_start[], __build_id_note_end[];
+
+struct elf_note {
+	uint32_t namesz, descsz, type;
+	uint8_t name[]; /* then the descriptor, 4-byte aligned */
+};
+
+/* The build-id bytes, or NULL when the image was linked without --build-id. */
+static const uint8_t *build_id(uint8_t *len)
+{
+	const struct elf_note *note = (const struct elf_note *)__build_id_note_start;
+	size_t size = (size_t)(__build_id_note_end - __build_id_note_start);
+	*len = 0;
+	if (size < sizeof(*note)) {
+		return NULL;
+	}
+	size_t desc_at = sizeof(*note) + ((note->namesz + 3u) & ~3u);
+	if (note->type != 3 /* NT_GNU_BUILD_ID */ || desc_at + note->descsz > size) {
+		return NULL;
+	}
+	*len = (uint8_t)note->descsz;
+	return (const uint8_t *)note + desc_at;
+}
+
+void sampler_port_init(void)
+{
+	struct tcmp_port_config cfg = {
+		.cpu_hz = SYSCLK_HZ,
+		.timer_hz = SYSCLK_HZ,
+		.min_interval_ticks = SAMPLER_MIN_INTERVAL,
+		.max_interval_ticks = UINT32_MAX,
+		.default_rate_hz = SAMPLER_DEFAULT_RATE_HZ,
+	};
+	cfg.build_id = build_id(&cfg.build_id_len);
+	tcmp_init(&cfg);
+}
+
+/*
+ * CMSDK APB timer 0: clear the interrupt, then set the reload value for the
+ * interval after the running one (the counter counts RELOAD..0, so an
+ * interval of n ticks is RELOAD = n - 1). The second store, to the same
+ * peripheral, completes after the clear, so the IRQ line is low on return.
+ */
+TCMP_ITCM_FUNC void tcmp_port_timer_ack_next(uint32_t next_ticks)
+{
+	TIMER_INTCLEAR(TIMER0_BASE) = 1u;
+	TIMER_RELOAD(TIMER0_BASE) = next_ticks - 1u;
+}
+
+/* Runs from flash and calls the ITCM hook: through a long-branch veneer. */
+void tcmp_port_timer_start(uint32_t first_ticks)
+{
+	TIMER_CTRL(TIMER0_BASE) = 0;
+	tcmp_port_timer_ack_next(first_ticks);
+	TIMER_VALUE(TIMER0_BASE) = first_ticks - 1u;
+	nvic_enable(TIMER0_IRQn, IRQ_PRIO_SAMPLER);
+	TIMER_CTRL(TIMER0_BASE) = TIMER_CTRL_EN | TIMER_CTRL_IRQEN;
+}
+
+void tcmp_port_timer_stop(void)
+{
+	TIMER_CTRL(TIMER0_BASE) = 0;
+	TIMER_INTCLEAR(TIMER0_BASE) = 1u;
+}
+
+void tcmp_port_write(const uint8_t *data, size_t len)
+{
+	port_uart_write(data, len);
+}
+
+struct emit_ctx {
+	tcmp_thread_emit_fn emit;
+	void *ctx;
+};
+
+static void emit_thread(const struct k_thread *t, void *arg)
+{
+	struct emit_ctx *e = arg;
+	e->emit(e->ctx, (uint32_t)(uintptr_t)t, t->name);
+}
+
+void tcmp_port_list_threads(tcmp_thread_emit_fn emit, void *ctx)
+{
+	struct emit_ctx e = {emit, ctx};
+	k_thread_foreach(emit_thread, &e);
+}
+
+void sampler_port_service(void)
+{
+	int byte;
+	while ((byte = port_uart_read()) >= 0) {
+		tcmp_rx_byte((uint8_t)byte);
+	}
+	tcmp_poll();
+}

@@ -1,0 +1,270 @@
+// Package qemu builds the Teensy-shaped demo firmware of this directory and
+// runs it in qemu-system-arm (-M mps2-an500, a Cortex-M7) with its UART on a
+// pty, for tests and the demo. See docs/qemu.md.
+//
+// A test that needs the emulator:
+//
+//	if err := qemu.Available(); err != nil {
+//		t.Skip(err)
+//	}
+//	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: t.TempDir()})
+//	...
+//	inst, err := qemu.Start(ctx, elfPath)
+//	defer inst.Stop()
+//	port, err := inst.OpenSerial() // the firmware's UART, raw mode
+package qemu
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.bug.st/serial"
+)
+
+// Tools the build and the emulator need, in the order Available checks them.
+var requiredTools = []string{"make", "arm-none-eabi-gcc", "arm-none-eabi-ar", "qemu-system-arm"}
+
+// Available reports the first tool missing from PATH, so tests can skip
+// with a message that says what to install (`make deps` installs them).
+func Available() error {
+	for _, tool := range requiredTools {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s not found in PATH (run `make deps`)", tool)
+		}
+	}
+	return nil
+}
+
+// SourceDir is the directory of the firmware sources and Makefile: the
+// directory this file was compiled from.
+func SourceDir() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "."
+	}
+	return filepath.Dir(file)
+}
+
+// Names of the build outputs inside BuildOptions.OutDir.
+const (
+	ELFName = "tcmprof-demo.elf"
+	MapName = "tcmprof-demo.map"
+)
+
+// BuildOptions select one build of the demo image.
+type BuildOptions struct {
+	OutDir string // where objects, archives, the ELF and the map go (required)
+	Opt    string // compiler optimisation flag, "-Os" (default) or "-O2"
+	// ITCMFragment is a GNU ld fragment placed inside the .itcm output
+	// section (input section patterns such as
+	// `*libnet.a:checksum.o(.text.net_checksum_hot)`); empty for none.
+	ITCMFragment string
+	// Log receives make's output; nil keeps it only for the error message.
+	Log io.Writer
+}
+
+// Build runs make for the demo image and returns the paths of the ELF and
+// its link map. A failed build's error ends with make's last output.
+func Build(opts BuildOptions) (elfPath, mapPath string, err error) {
+	if opts.OutDir == "" {
+		return "", "", errors.New("qemu build: no output directory")
+	}
+	out, err := filepath.Abs(opts.OutDir)
+	if err != nil {
+		return "", "", fmt.Errorf("qemu build: %w", err)
+	}
+	args := []string{"-C", SourceDir(), "OUT=" + out}
+	switch opts.Opt {
+	case "":
+	case "-Os", "-O2":
+		args = append(args, "OPT="+opts.Opt)
+	default:
+		return "", "", fmt.Errorf("qemu build: optimisation %q is not -Os or -O2", opts.Opt)
+	}
+	if opts.ITCMFragment != "" {
+		frag, err := filepath.Abs(opts.ITCMFragment)
+		if err != nil {
+			return "", "", fmt.Errorf("qemu build: %w", err)
+		}
+		if _, err := os.Stat(frag); err != nil {
+			return "", "", fmt.Errorf("qemu build: ITCM fragment: %w", err)
+		}
+		args = append(args, "ITCM_LD="+frag)
+	}
+	var output bytes.Buffer
+	cmd := exec.Command("make", args...)
+	var w io.Writer = &output
+	if opts.Log != nil {
+		w = io.MultiWriter(&output, opts.Log)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Run(); err != nil {
+		return "", "", fmt.Errorf("qemu build: make %v: %w\n%s", args, err, tail(output.Bytes(), 40))
+	}
+	return filepath.Join(out, ELFName), filepath.Join(out, MapName), nil
+}
+
+// tail returns the last n lines of b.
+func tail(b []byte, n int) []byte {
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return bytes.Join(lines, nil)
+}
+
+// StartOptions tune the emulator. The zero value is what Start uses.
+type StartOptions struct {
+	// Icount, when > 0, runs QEMU with -icount shift=Icount,align=off: the
+	// virtual clock advances 2^Icount ns per instruction, so timer
+	// intervals are counted in instructions rather than host time.
+	Icount int
+	// OneInsnPerTB runs with -singlestep (QEMU 7.2's spelling of
+	// -accel tcg,one-insn-per-tb=on): an interrupt can then be taken after
+	// any instruction instead of only at translation-block boundaries.
+	OneInsnPerTB bool
+	// ExecLog, when set, makes QEMU write "-d in_asm,exec,nochain" to this
+	// file (with -singlestep, one entry per executed instruction). Slow.
+	ExecLog string
+	// Output receives what QEMU prints after the pty line; nil drops it.
+	Output io.Writer
+}
+
+// Instance is a running emulator.
+type Instance struct {
+	// PTY is the path of the pty that carries the firmware's UART 0.
+	PTY string
+
+	cmd      *exec.Cmd
+	done     chan struct{}
+	waitErr  error
+	stopOnce sync.Once
+}
+
+// How long Start waits for QEMU to report its pty.
+const startTimeout = 10 * time.Second
+
+var ptyLine = regexp.MustCompile(`char device redirected to (/dev/pts/[0-9]+)`)
+
+// Start boots elfPath in qemu-system-arm -M mps2-an500 with the UART on a
+// new pty. The emulator ends with ctx or Stop.
+func Start(ctx context.Context, elfPath string) (*Instance, error) {
+	return StartWith(ctx, elfPath, StartOptions{})
+}
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, elfPath string, opts StartOptions) (*Instance, error) {
+	if _, err := os.Stat(elfPath); err != nil {
+		return nil, fmt.Errorf("qemu: %w", err)
+	}
+	args := []string{"-M", "mps2-an500", "-nographic", "-monitor", "none", "-serial", "pty", "-kernel", elfPath}
+	if opts.Icount > 0 {
+		args = append(args, "-icount", "shift="+strconv.Itoa(opts.Icount)+",align=off")
+	}
+	if opts.OneInsnPerTB {
+		args = append(args, "-singlestep")
+	}
+	if opts.ExecLog != "" {
+		args = append(args, "-d", "in_asm,exec,nochain", "-D", opts.ExecLog)
+	}
+	cmd := exec.CommandContext(ctx, "qemu-system-arm", args...)
+	// QEMU's own process group, so that a terminal's ^C reaches only the
+	// caller, which then stops QEMU itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 2 * time.Second
+	// QEMU 7.2 prints the pty line on stdout and its errors on stderr: read both.
+	output, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("qemu: %w", err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("qemu: %w", err)
+	}
+	inst := &Instance{cmd: cmd, done: make(chan struct{})}
+
+	found := make(chan string, 1)
+	var early bytes.Buffer // what QEMU said before the pty line, for errors
+	go func() {
+		sc := bufio.NewScanner(output)
+		reported := false
+		for sc.Scan() {
+			line := sc.Text()
+			if !reported {
+				if m := ptyLine.FindStringSubmatch(line); m != nil {
+					found <- m[1]
+					reported = true
+					continue
+				}
+				if early.Len() < 4096 {
+					early.WriteString(line + "\n")
+				}
+				continue
+			}
+			if opts.Output != nil {
+				fmt.Fprintln(opts.Output, line)
+			}
+		}
+		close(found)
+	}()
+	go func() {
+		inst.waitErr = cmd.Wait()
+		close(inst.done)
+	}()
+
+	select {
+	case pty, ok := <-found:
+		if !ok {
+			<-inst.done
+			return nil, fmt.Errorf("qemu exited before reporting its pty (%v): %s", inst.waitErr, early.String())
+		}
+		inst.PTY = pty
+		return inst, nil
+	case <-time.After(startTimeout):
+		inst.Stop()
+		return nil, fmt.Errorf("qemu did not report a pty within %v", startTimeout)
+	}
+}
+
+// OpenSerial opens the firmware's UART in raw mode (no echo, no line
+// editing), as tcmprof opens a USB serial port.
+func (i *Instance) OpenSerial() (serial.Port, error) {
+	p, err := serial.Open(i.PTY, &serial.Mode{BaudRate: 115200})
+	if err != nil {
+		return nil, fmt.Errorf("qemu: open %s: %w", i.PTY, err)
+	}
+	return p, nil
+}
+
+// Done is closed when the emulator has exited.
+func (i *Instance) Done() <-chan struct{} { return i.done }
+
+// Stop ends the emulator (SIGTERM, then SIGKILL after two seconds) and
+// waits for it. It is safe to call more than once.
+func (i *Instance) Stop() {
+	i.stopOnce.Do(func() {
+		if i.cmd.Process == nil {
+			return
+		}
+		_ = i.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-i.done:
+		case <-time.After(2 * time.Second):
+			_ = i.cmd.Process.Kill()
+			<-i.done
+		}
+	})
+}

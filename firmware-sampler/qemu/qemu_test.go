@@ -1,0 +1,317 @@
+package qemu
+
+import (
+	"bytes"
+	"debug/elf"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// Teensy 4.1 memory map, as ld/teensy_qemu.ld lays it out.
+const (
+	itcmStart, itcmEnd   = 0x00000000, 0x00020000
+	dtcmStart, dtcmEnd   = 0x20000000, 0x20020000
+	flashStart, flashEnd = 0x60000000, 0x60800000
+	sysclkHz             = 25000000
+)
+
+func inRange(v uint64, lo, hi uint64) bool { return v >= lo && v < hi }
+
+// The sample path in ITCM, its buffer in DTCM, the reset path in flash, and
+// a real linker veneer where flash calls into ITCM.
+func TestImageLayout(t *testing.T) {
+	elfPath, mapPath := defaultImage(t)
+	f, _ := loadSymbols(t, elfPath)
+
+	for _, name := range []string{"tcmp_sample_isr", "tcmp_on_sample", "tcmp_port_timer_ack_next"} {
+		if s := symbol(t, f, name); !inRange(s.Value&^1, itcmStart, itcmEnd) {
+			t.Errorf("%s at %#x, want ITCM", name, s.Value)
+		}
+	}
+	for _, name := range []string{"Reset_Handler", "boot_copy", "main", "net_checksum_hot"} {
+		if s := symbol(t, f, name); !inRange(s.Value&^1, flashStart, flashEnd) {
+			t.Errorf("%s at %#x, want flash", name, s.Value)
+		}
+	}
+	// The sampler's buffer and state (static objects of sampler.c).
+	for _, name := range []string{"buffer", "isr", "_current"} {
+		s := symbol(t, f, name)
+		if !inRange(s.Value, dtcmStart, dtcmEnd) || !inRange(s.Value+s.Size-1, dtcmStart, dtcmEnd) {
+			t.Errorf("%s at %#x size %d, want inside DTCM", name, s.Value, s.Size)
+		}
+	}
+
+	// The sampling timer's vector points straight at the naked entry.
+	vt := symbol(t, f, "__vector_table")
+	isr := symbol(t, f, "tcmp_sample_isr")
+	if got := readWord(t, f, vt.Value+4*(16+8)); got != uint32(isr.Value|1) {
+		t.Errorf("vector of IRQ 8 = %#x, want tcmp_sample_isr %#x", got, isr.Value|1)
+	}
+	// Boot stub: initial SP and reset vector at 0.
+	if got, want := readWord(t, f, 4), uint32(symbol(t, f, "Reset_Handler").Value|1); got != want {
+		t.Errorf("reset vector at 0x4 = %#x, want Reset_Handler %#x", got, want)
+	}
+
+	// tcmp_port_timer_start (flash) calls tcmp_port_timer_ack_next (ITCM): out
+	// of BL range, so ld must have made a veneer that jumps there.
+	checkVeneer(t, f, "tcmp_port_timer_ack_next")
+
+	// The ITCM copy is loaded from flash (LMA) to ITCM (VMA).
+	sec := f.Section(".itcm")
+	if sec == nil {
+		t.Fatal("no .itcm section")
+	}
+	if !inRange(sec.Addr, itcmStart, itcmEnd) {
+		t.Errorf(".itcm VMA %#x, want ITCM", sec.Addr)
+	}
+	loadedFromFlash := false
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Vaddr == sec.Addr && inRange(p.Paddr, flashStart, flashEnd) {
+			loadedFromFlash = true
+		}
+	}
+	if !loadedFromFlash {
+		t.Errorf(".itcm at %#x has no load segment with its LMA in flash", sec.Addr)
+	}
+
+	// The link map names archive members like a Zephyr build.
+	m, err := os.ReadFile(mapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, member := range []string{"libnet.a(ipv4.o)", "libdrv.a(ehci.o)", "libkernel.a(mutex.o)", "libsampler.a(sampler.o)", "libc_nano.a(lib_a-memcpy.o)"} {
+		if !bytes.Contains(m, []byte(member)) {
+			t.Errorf("map file does not mention %s", member)
+		}
+	}
+}
+
+// checkVeneer checks that __<target>_veneer exists in flash and branches to target.
+func checkVeneer(t *testing.T, f *elf.File, target string) {
+	t.Helper()
+	v := symbol(t, f, "__"+target+"_veneer")
+	if !inRange(v.Value, flashStart, flashEnd) {
+		t.Errorf("veneer %s at %#x, want flash", v.Name, v.Value)
+	}
+	// A Thumb-2 long-branch veneer: ldr.w pc, [pc, #-0] (f85f f000), then the target address.
+	insn := readWord(t, f, v.Value&^1)
+	if insn != 0xf000f85f {
+		t.Errorf("veneer %s starts with %#08x, want ldr.w pc, [pc] (0xf000f85f)", v.Name, insn)
+	}
+	want := uint32(symbol(t, f, target).Value | 1)
+	if got := readWord(t, f, (v.Value&^1)+4); got != want {
+		t.Errorf("veneer %s jumps to %#x, want %s %#x", v.Name, got, target, want)
+	}
+}
+
+func readWord(t *testing.T, f *elf.File, addr uint64) uint32 {
+	t.Helper()
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_ALLOC != 0 && addr >= s.Addr && addr+4 <= s.Addr+s.Size {
+			b := make([]byte, 4)
+			if _, err := s.ReadAt(b, int64(addr-s.Addr)); err != nil {
+				t.Fatal(err)
+			}
+			return f.ByteOrder.Uint32(b)
+		}
+	}
+	t.Fatalf("no section holds %#x", addr)
+	return 0
+}
+
+// A placement fragment lands in .itcm: the function moves to ITCM, its
+// callers in flash reach it through a veneer, and the image still boots
+// and echoes.
+func TestITCMFragmentRelocates(t *testing.T) {
+	needTools(t)
+	dir := t.TempDir()
+	frag := filepath.Join(dir, "plan.ld")
+	plan := "*libnet.a:checksum.o(.text.net_checksum_hot)\n*libnet.a:ipv4.o(.text.net_ipv4_input)\n"
+	if err := os.WriteFile(frag, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	elfPath, _, err := Build(BuildOptions{OutDir: filepath.Join(dir, "out"), ITCMFragment: frag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := loadSymbols(t, elfPath)
+	for _, name := range []string{"net_checksum_hot", "net_ipv4_input"} {
+		if s := symbol(t, f, name); !inRange(s.Value&^1, itcmStart, itcmEnd) {
+			t.Errorf("%s at %#x, want ITCM after the plan", name, s.Value)
+		}
+		checkVeneer(t, f, name)
+	}
+	h := boot(t, elfPath, testOptions())
+	line := h.waitLog("status:", 20*time.Second)
+	if !strings.Contains(line, " bad=0 ") || strings.Contains(line, " echoed=0 ") {
+		t.Errorf("relocated image does not echo correctly: %q", line)
+	}
+}
+
+// The firmware boots, answers STATUS with the right header, and a snapshot
+// run of PCs gives contiguous records that all fall in known functions
+// outside the sampler, with net_checksum_hot at about half the busy time.
+func TestSnapshotPC(t *testing.T) {
+	elfPath, _ := defaultImage(t)
+	f, syms := loadSymbols(t, elfPath)
+	wantID, err := buildID(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := boot(t, elfPath, testOptions())
+	h.waitLog("calibrated net_checksum_hot", 30*time.Second)
+
+	hd := h.status()
+	if hd.ProtoMajor != 1 || hd.State != sample.StateIdle {
+		t.Errorf("header: protocol %d, state %v; want 1, idle", hd.ProtoMajor, hd.State)
+	}
+	if hd.CPUHz != sysclkHz || hd.TimerHz != sysclkHz {
+		t.Errorf("clocks %d / %d Hz, want %d", hd.CPUHz, hd.TimerHz, sysclkHz)
+	}
+	if hd.Capacity != 16384 {
+		t.Errorf("capacity %d, want 16384 PC records", hd.Capacity)
+	}
+	if !bytes.Equal(hd.BuildID, wantID) {
+		t.Errorf("build-id %x, want the ELF's %x", hd.BuildID, wantID)
+	}
+
+	const count = 6000
+	c := h.snapshot(sample.Start{RateHz: 10000, JitterPct: 25, Fields: sample.FieldPC, Count: count})
+	if c.header == nil || c.header.IntervalTicks != sysclkHz/10000 || c.header.JitterPct != 25 || c.header.Fields != sample.FieldPC {
+		t.Fatalf("drain header %+v, want interval %d, jitter 25, fields pc", c.header, sysclkHz/10000)
+	}
+	if len(c.records) != count || c.end.Next != count || c.end.Taken != count || c.end.Dropped != 0 {
+		t.Fatalf("got %d records, END %+v; want %d taken, stored and sent", len(c.records), c.end, count)
+	}
+	shares := checkPCs(t, f, syms, c.records)
+	busy := len(c.records) - shares["k_cpu_idle"]
+	hot := float64(shares["net_checksum_hot"]) / float64(busy)
+	t.Logf("busy %d of %d samples; net_checksum_hot %.1f %% of busy; %d functions seen", busy, len(c.records), 100*hot, len(shares))
+	if hot < 0.40 || hot > 0.60 {
+		t.Errorf("net_checksum_hot has %.1f %% of busy samples, want 40-60 %%", 100*hot)
+	}
+}
+
+// checkPCs asserts every PC is in a known function and none in the sampler
+// itself; it returns the samples per function.
+func checkPCs(t *testing.T, f *elf.File, syms *symtab, recs []sample.Record) map[string]int {
+	t.Helper()
+	sampler := map[string]bool{"tcmp_sample_isr": true, "tcmp_on_sample": true, "tcmp_port_timer_ack_next": true}
+	shares := map[string]int{}
+	bad := 0
+	for i, r := range recs {
+		if r.Index != uint32(i) {
+			t.Fatalf("record %d has index %d", i, r.Index)
+		}
+		name := syms.lookup(r.PC)
+		switch {
+		case name == "":
+			if bad++; bad <= 5 {
+				t.Errorf("record %d: PC %#x is in no function", i, r.PC)
+			}
+		case sampler[name]:
+			if bad++; bad <= 5 {
+				t.Errorf("record %d: PC %#x is inside the sampler (%s)", i, r.PC, name)
+			}
+		}
+		shares[name]++
+	}
+	return shares
+}
+
+// PC+LR+EXC+THREAD: the context fields make sense and the thread table
+// names the demo's threads.
+func TestSnapshotAllFields(t *testing.T) {
+	elfPath, _ := defaultImage(t)
+	f, syms := loadSymbols(t, elfPath)
+	h := boot(t, elfPath, testOptions())
+	h.waitLog("calibrated net_checksum_hot", 30*time.Second)
+
+	const count = 3000
+	c := h.snapshot(sample.Start{RateHz: 10000, JitterPct: 25, Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread, Count: count})
+	if c.header.Capacity != 4096 {
+		t.Errorf("capacity %d with all fields, want 4096", c.header.Capacity)
+	}
+	if len(c.records) != count {
+		t.Fatalf("got %d records, want %d", len(c.records), count)
+	}
+	checkPCs(t, f, syms, c.records)
+
+	names := map[uint32]string{}
+	for _, th := range c.threads {
+		names[th.ID] = th.Name
+	}
+	for _, want := range []string{"console", "net_rx", "udp_echo", "usb_host", "idle"} {
+		found := false
+		for _, n := range names {
+			found = found || n == want
+		}
+		if !found {
+			t.Errorf("thread table %v lacks %q", names, want)
+		}
+	}
+	// Exceptions that can be interrupted: none (thread mode), UART RX,
+	// the kernel tick and the USB controller model.
+	knownExc := map[uint16]bool{0: true, 16 + 0: true, 16 + 9: true, 16 + 31: true}
+	perThread := map[string]int{}
+	codeLR := 0
+	for _, r := range c.records {
+		if !knownExc[r.Exc] {
+			t.Errorf("record %d: exception %d is not one the demo has", r.Index, r.Exc)
+		}
+		name, ok := names[r.Thread]
+		if !ok {
+			t.Fatalf("record %d: thread %#x is not in the thread table (records %+v)", r.Index, r.Thread, c.records[:3])
+		}
+		perThread[name]++
+		fn := syms.lookup(r.PC)
+		if r.Exc == 0 && name == "idle" && fn != "k_cpu_idle" && fn != "idle_entry" && fn != "k_yield" && fn != "next_ready" && fn != "z_any_ready" && fn != "arch_switch" {
+			t.Errorf("record %d: idle thread at %s", r.Index, fn)
+		}
+		// LR is an EXC_RETURN in an interrupted handler's first instructions, a
+		// return address (Thumb bit set) while a function has not reused it.
+		if r.LR&0xFFFFFF00 == 0xFFFFFF00 || r.LR&1 == 1 && syms.lookup(r.LR&^1) != "" {
+			codeLR++
+		}
+	}
+	// A function may use LR as a scratch register once it has saved it,
+	// so only most LRs, not all, point into code.
+	if codeLR < len(c.records)*3/4 {
+		t.Errorf("only %d of %d LRs are return addresses or EXC_RETURN values", codeLR, len(c.records))
+	}
+	t.Logf("samples per thread: %v", perThread)
+	if perThread["udp_echo"] == 0 || perThread["net_rx"] == 0 || perThread["usb_host"] == 0 {
+		t.Errorf("busy threads missing from the samples: %v", perThread)
+	}
+}
+
+// Stream mode sends records while the run goes on and ends with END.
+func TestStream(t *testing.T) {
+	elfPath, _ := defaultImage(t)
+	f, syms := loadSymbols(t, elfPath)
+	h := boot(t, elfPath, testOptions())
+
+	const count = 20000 // more than the 16384-record buffer: streaming must release records
+	start := &sample.Start{RateHz: 20000, JitterPct: 10, Fields: sample.FieldPC | sample.FieldLR, Mode: sample.ModeStream, Count: count}
+	h.fields.Store(uint32(start.Fields)) // a stream sends DATA before any HEADER
+	if r := h.command(start); r.Status != sample.StatusOK {
+		t.Fatalf("START: %v", r.Status)
+	}
+	c := &capture{}
+	h.collect(c, 30*time.Second)
+	if c.end.Reason != sample.EndStreamStopped {
+		t.Errorf("END reason %v, want stream stopped", c.end.Reason)
+	}
+	if uint32(len(c.records)) != c.end.Stored || c.end.Taken != count || c.end.Stored+c.end.Dropped != count {
+		t.Errorf("got %d records, END %+v; want taken %d = stored + dropped, all stored sent", len(c.records), c.end, count)
+	}
+	checkPCs(t, f, syms, c.records)
+	if hd := h.status(); hd.State != sample.StateIdle {
+		t.Errorf("state after the stream %v, want idle", hd.State)
+	}
+}
