@@ -17,6 +17,15 @@ type FuncRange struct {
 	Size uint32
 }
 
+// FuncRanges converts the symbolizer's functions for CallEdges.
+func FuncRanges(fs []*Function) []FuncRange {
+	out := make([]FuncRange, len(fs))
+	for i, f := range fs {
+		out[i] = FuncRange{Name: f.Name, Addr: f.Addr, Size: f.Size}
+	}
+	return out
+}
+
 // CallEdge is one direct call: a BL or BLX immediate at Site inside the
 // function starting at Caller. Target is what the instruction encodes; when
 // that is a GNU ld long-branch veneer, ViaVeneer is set and Callee is where

@@ -2,6 +2,7 @@ package elf
 
 import (
 	goelf "debug/elf"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,39 @@ func TestCallEdgesRejectsNonARM(t *testing.T) {
 	defer f.Close()
 	if _, err := CallEdges(f, nil); err == nil {
 		t.Error("CallEdges accepted a host executable")
+	}
+}
+
+// TestExtrasThroughImage runs the same checks through the symbolizer's
+// Image, as the rest of tcmprof will: its functions drive CallEdges, its
+// Bytes drive CallSite, and its veneer flag drives Classify.
+func TestExtrasThroughImage(t *testing.T) {
+	e := buildExtras(t)
+	im, err := Open(e.ELF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaImage, err := CallEdges(im.File(), FuncRanges(im.Functions()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	symRanges, _ := funcRanges(t, im.File())
+	viaSymtab, err := CallEdges(im.File(), symRanges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(viaImage) == 0 || !reflect.DeepEqual(viaImage, viaSymtab) {
+		t.Errorf("edges from Image functions %v\ndiffer from symbol-table edges %v", viaImage, viaSymtab)
+	}
+	board, _ := BoardByName("teensy41")
+	isVeneer := func(addr uint32) bool { f := im.FunctionAt(addr); return f != nil && f.Veneer }
+	for _, ed := range viaImage {
+		if site, ok := CallSite(im.Bytes, ed.Site+4+1); !ok || site != ed.Site {
+			t.Errorf("CallSite over Image.Bytes after the call at %#x = %#x, %v", ed.Site, site, ok)
+		}
+		kind, _ := board.Classify(ed.Target, isVeneer)
+		if (kind == KindVeneer) != ed.ViaVeneer {
+			t.Errorf("call at %#x to %#x: Classify says %s, ViaVeneer %v", ed.Site, ed.Target, kind, ed.ViaVeneer)
+		}
 	}
 }
