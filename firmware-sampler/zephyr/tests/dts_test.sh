@@ -87,6 +87,8 @@ end
 begin sample_overlay_with_snippet
 compile "$work/sample.dtb" "$snippet_overlay" "$sample_overlay" || fail "dtc: $(cat "$work/dtc.err")"
 expect "$work/sample.dtb" /cdc_ncm_eth0 compatible zephyr,cdc-ncm-ethernet
+expect "$work/sample.dtb" /soc/ethernet@402d8000 status disabled
+expect "$work/sample.dtb" /soc/mdio@402d8004 status disabled
 expect "$work/sample.dtb" /chosen tcmprof,transport \
 	"$(fdtget -t s "$work/snippet.dtb" /chosen tcmprof,transport)"
 end
