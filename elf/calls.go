@@ -94,15 +94,13 @@ func CallEdges(f *goelf.File, funcs []FuncRange) ([]CallEdge, error) {
 func isThumb32(h uint16) bool { return h>>11 >= 0x1D }
 
 // funcRangeAt finds the function whose [Addr, Addr+Size) holds addr in funcs
-// sorted by Addr.
+// sorted by Addr. Functions do not nest, so only the entries at the nearest
+// start address at or below addr (aliases share it) can hold it.
 func funcRangeAt(funcs []FuncRange, addr uint32) (FuncRange, bool) {
-	i := sort.Search(len(funcs), func(i int) bool { return funcs[i].Addr > addr })
-	for i--; i >= 0; i-- {
-		if fr := funcs[i]; addr-fr.Addr < fr.Size {
+	i := sort.Search(len(funcs), func(i int) bool { return funcs[i].Addr > addr }) - 1
+	for j := i; j >= 0 && funcs[j].Addr == funcs[i].Addr; j-- {
+		if fr := funcs[j]; addr-fr.Addr < fr.Size {
 			return fr, true
-		}
-		if addr-funcs[i].Addr > 1<<20 { // no function is this large; stop scanning back
-			break
 		}
 	}
 	return FuncRange{}, false

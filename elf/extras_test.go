@@ -57,8 +57,18 @@ func doBuildExtras() (*extras, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The key covers the sources, this file (the recipe) and the compiler.
 	h := sha256.New()
-	fmt.Fprintln(h, "recipe 1", cflags)
+	recipe, err := os.ReadFile("extras_test.go")
+	if err != nil {
+		return nil, err
+	}
+	h.Write(recipe)
+	version, err := exec.Command("arm-none-eabi-gcc", "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("arm-none-eabi-gcc --version: %v", err)
+	}
+	h.Write(version)
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
