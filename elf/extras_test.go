@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // extras is the set of artefacts the tests of this file group build from
@@ -91,6 +92,7 @@ func doBuildExtras() (*extras, error) {
 	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
 		return e, nil
 	}
+	removeStaleExtras(dir)
 	tmp, err := os.MkdirTemp(os.TempDir(), "tcmprof-elf-extras-build-")
 	if err != nil {
 		return nil, err
@@ -164,6 +166,17 @@ func doBuildExtras() (*extras, error) {
 		}
 	}
 	return e, nil
+}
+
+// removeStaleExtras deletes artefacts of older sources, sparing any an
+// hour-old or younger test run may still be reading.
+func removeStaleExtras(keep string) {
+	old, _ := filepath.Glob(filepath.Join(os.TempDir(), "tcmprof-elf-extras-*"))
+	for _, d := range old {
+		if st, err := os.Stat(d); err == nil && d != keep && time.Since(st.ModTime()) > time.Hour {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // runTool runs a binutils oracle and returns its standard output.
