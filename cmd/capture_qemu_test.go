@@ -1,0 +1,171 @@
+package cmd
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// End to end: the demo firmware in QEMU, `tcmprof capture --port
+// /dev/pts/N` through cmd.Main, and the capture checked against oracles
+// nobody here wrote: readelf for the build-id, addr2line for the PCs.
+func TestCaptureQEMU(t *testing.T) {
+	if err := qemu.Available(); err != nil {
+		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
+	}
+	for _, tool := range []string{"arm-none-eabi-readelf", "arm-none-eabi-addr2line"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found", tool)
+		}
+	}
+	dir := t.TempDir()
+	elfPath, _, err := qemu.Build(qemu.BuildOptions{OutDir: filepath.Join(dir, "build")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantID := readelfBuildID(t, elfPath)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// -icount as the firmware's own tests run it (docs/qemu.md): the virtual
+	// clock follows instructions, so the sampling rate is exact.
+	inst, err := qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop()
+
+	t.Run("snapshot pc", func(t *testing.T) {
+		out := filepath.Join(dir, "pc.tcmcap")
+		code, _, stderr := runTcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--jitter", "25",
+			"--fields", "pc", "--samples", "6000", "--raw", filepath.Join(dir, "pc.raw"), "-o", out)
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, stderr)
+		}
+		if !strings.Contains(stderr, "device: ") {
+			t.Errorf("no firmware log lines on stderr:\n%s", stderr)
+		}
+		c, err := sample.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := c.Header
+		// The firmware's settings (25 MHz system clock in the mps2-an500
+		// model, a 16384-word buffer) and what START asked for.
+		if h.ProtoMajor != 1 || h.CPUHz != 25_000_000 || h.IntervalTicks != 25_000_000/10_000 || h.JitterPct != 25 ||
+			h.Fields != sample.FieldPC || h.Capacity != 16384 || h.Mode != sample.ModeSnapshot {
+			t.Errorf("header %+v", h)
+		}
+		if h.Taken != 6000 || h.Stored != 6000 || h.Dropped != 0 || len(c.Records) != 6000 || len(c.Missing) != 0 {
+			t.Errorf("counts: taken %d stored %d dropped %d, %d records, missing %v", h.Taken, h.Stored, h.Dropped, len(c.Records), c.Missing)
+		}
+		if hex.EncodeToString(h.BuildID) != wantID {
+			t.Errorf("build-id %x, readelf says %s", h.BuildID, wantID)
+		}
+		checkPCsWithAddr2line(t, elfPath, c.Records)
+
+		// info --json reports the same.
+		code, stdout, _ := runTcmprof("info", "--json", out)
+		var in captureInfo
+		if code != 0 || json.Unmarshal([]byte(stdout), &in) != nil || in.Records != 6000 || in.BuildID != wantID || in.RateHz != 10000 {
+			t.Errorf("info --json (exit %d): %s", code, stdout)
+		}
+	})
+
+	t.Run("snapshot pc,lr,ctx", func(t *testing.T) {
+		out := filepath.Join(dir, "ctx.tcmcap")
+		code, _, stderr := runTcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--fields", "pc,lr,ctx", "--quiet", "-o", out)
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, stderr)
+		}
+		c, err := sample.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Without --samples the run fills the buffer: 4 words per record.
+		if c.Header.Capacity != 4096 || len(c.Records) != 4096 || c.Header.Stored != 4096 || len(c.Threads) == 0 {
+			t.Errorf("capacity %d, %d records, stored %d, threads %v", c.Header.Capacity, len(c.Records), c.Header.Stored, c.Threads)
+		}
+		for _, r := range c.Records {
+			if _, ok := c.Threads[r.Thread]; !ok {
+				t.Fatalf("record %d: thread %#x not in the thread table %v", r.Index, r.Thread, c.Threads)
+			}
+		}
+	})
+
+	t.Run("stream", func(t *testing.T) {
+		out := filepath.Join(dir, "stream.tcmcap")
+		code, _, stderr := runTcmprof("capture", "--port", inst.PTY, "--mode", "stream", "--rate", "10000",
+			"--fields", "pc,lr", "--samples", "20000", "--quiet", "-o", out)
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, stderr)
+		}
+		c, err := sample.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := c.Header
+		if h.Taken != 20000 || h.Stored+h.Dropped != 20000 || uint32(len(c.Records)) != h.Stored || len(c.Missing) != 0 {
+			t.Errorf("taken %d stored %d dropped %d, %d records, missing %v", h.Taken, h.Stored, h.Dropped, len(c.Records), c.Missing)
+		}
+	})
+}
+
+// readelfBuildID is the GNU build-id as arm-none-eabi-readelf prints it.
+func readelfBuildID(t *testing.T, elfPath string) string {
+	out, err := exec.Command("arm-none-eabi-readelf", "-n", elfPath).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("readelf -n shows no build-id:\n%s", out)
+	}
+	return string(m[1])
+}
+
+// checkPCsWithAddr2line asks addr2line for the function of every distinct
+// PC: each must be in a function, and none in the sampler's own code.
+func checkPCsWithAddr2line(t *testing.T, elfPath string, recs []sample.Record) {
+	seen := map[uint32]bool{}
+	var pcs []string
+	for _, r := range recs {
+		if !seen[r.PC] {
+			seen[r.PC] = true
+			pcs = append(pcs, fmt.Sprintf("0x%x", r.PC))
+		}
+	}
+	sort.Strings(pcs)
+	cmd := exec.Command("arm-none-eabi-addr2line", "-f", "-e", elfPath)
+	cmd.Stdin = strings.NewReader(strings.Join(pcs, "\n") + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2*len(pcs) {
+		t.Fatalf("addr2line answered %d lines for %d PCs", len(lines), len(pcs))
+	}
+	funcs := map[string]int{}
+	for i := range pcs {
+		fn := lines[2*i]
+		funcs[fn]++
+		if fn == "??" || strings.HasPrefix(fn, "tcmp_sample_isr") || strings.HasPrefix(fn, "tcmp_on_sample") {
+			t.Errorf("PC %s is in %q", pcs[i], fn)
+		}
+	}
+	if len(funcs) < 5 {
+		t.Errorf("samples in only %d functions: %v", len(funcs), funcs)
+	}
+	t.Logf("%d distinct PCs in %d functions", len(pcs), len(funcs))
+}
