@@ -304,16 +304,18 @@ static void send_threads(void)
 #endif
 }
 
-/* Sends stream records [released, stored) while at least `min` wait, at
- * most max_frames frames; releases each frame's records once written. */
-static void stream_out(uint32_t min, uint32_t max_frames)
+/*
+ * Sends the stream records stored before the call, [released, stored), in
+ * full frames while at least `min` of them wait; releases each frame's
+ * records once written. Records that arrive meanwhile wait for the next
+ * call, so a transport slower than the sample rate cannot keep the thread
+ * here (the ring then fills and the ISR counts drops).
+ */
+static void stream_out(uint32_t min)
 {
-	while (max_frames-- != 0) {
-		uint32_t released = core.released;
-		uint32_t stored = isr.stored;
-		if (stored == released || stored - released < min)
-			return;
-		core.released = released + send_data(released, stored);
+	const uint32_t end = isr.stored;
+	while (end != core.released && end - core.released >= min) {
+		core.released += send_data(core.released, end);
 		isr.full_at = core.released + core.capacity;
 	}
 }
@@ -332,7 +334,7 @@ static void finish_run(void)
 		core.state = TCMP_STATE_HOLDING;
 		return;
 	}
-	stream_out(1, UINT32_MAX);
+	stream_out(1);
 	send_threads();
 	core.state = TCMP_STATE_IDLE;
 	send_end(TCMP_END_STREAM_STOPPED, 0, isr.stored);
@@ -421,7 +423,7 @@ void tcmp_poll(void)
 		return;
 	}
 	if (core.mode == TCMP_MODE_STREAM)
-		stream_out(TCMP_STREAM_BATCH, 4);
+		stream_out(TCMP_STREAM_BATCH);
 }
 
 static void handle_drain(const uint8_t *body, size_t len)

@@ -89,7 +89,8 @@ void fake_command(uint8_t type, const uint8_t *body, size_t len)
 {
 	uint8_t p[600], enc[620];
 	p[0] = type;
-	memcpy(&p[1], body, len);
+	if (len != 0)
+		memcpy(&p[1], body, len);
 	uint32_t crc = crc32_bitwise(p, len + 1);
 	for (int i = 0; i < 4; i++)
 		p[len + 1 + i] = (uint8_t)(crc >> (8 * i));
