@@ -1,5 +1,3 @@
-//go:build wip
-
 package profile
 
 import (
@@ -208,6 +206,9 @@ func (f Footprint) String() string {
 }
 
 func kb(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
 	if n%1024 == 0 {
 		return fmt.Sprintf("%d KB", n/1024)
 	}

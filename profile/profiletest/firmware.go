@@ -1,5 +1,3 @@
-//go:build wip
-
 // Package profiletest builds the test firmware of package profile
 // (profile/testdata) with the ARM toolchain and answers questions about it
 // with the ARM binutils, for the tests of profile and of the commands.

@@ -1,0 +1,187 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tcmprof/tcmprof/profile/profiletest"
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// profileFixture is the profile package's test firmware with a capture of
+// 300 busy samples (hash_buf 200, leaf_add 100) and 100 idle ones.
+type profileFixture struct {
+	fw      *profiletest.Firmware
+	capture string // .tcmcap path
+}
+
+func newProfileFixture(t *testing.T) profileFixture {
+	fw := profiletest.Build(t)
+	c := fw.Capture(t, sample.FieldPC|sample.FieldThread,
+		profiletest.Group{N: 200, PC: fw.Find(t, "hash_buf", `^eor`, 0), Thread: 1},
+		profiletest.Group{N: 100, PC: fw.Entry(t, "leaf_add"), Thread: 1},
+		profiletest.Group{N: 100, PC: fw.Entry(t, "idle_loop"), Thread: 2},
+	)
+	path := filepath.Join(t.TempDir(), "run.tcmcap")
+	if err := sample.WriteFile(path, c); err != nil {
+		t.Fatal(err)
+	}
+	return profileFixture{fw, path}
+}
+
+// TestMain removes the test firmware profiletest builds once per binary.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	profiletest.Cleanup()
+	os.Exit(code)
+}
+
+func tcmprof(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func TestProfileReportDiffCommands(t *testing.T) {
+	fx := newProfileFixture(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run.pb.gz")
+	if code, _, stderr := tcmprof("profile", "--elf", fx.fw.ELF, "--map", fx.fw.MapPath, fx.capture, "-o", out); code != 0 {
+		t.Fatalf("profile: exit %d: %s", code, stderr)
+	}
+	top := profiletest.Pprof(t, "-top", "-sample_index=samples", "-tagfocus=state=busy", out)
+	if !regexp.MustCompile(`(?m)^\s+200\s.*mix \(inline\)$`).MatchString(top) || !regexp.MustCompile(`(?m)^\s+100\s.*leaf_add$`).MatchString(top) {
+		t.Errorf("pprof -top of the written profile:\n%s", top)
+	}
+
+	code, stdout, stderr := tcmprof("report", "--elf", fx.fw.ELF, fx.capture, "--json")
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Busy      struct{ Count, Total int }
+		Functions []struct {
+			Name    string
+			Samples int
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("report --json: %v\n%s", err, stdout)
+	}
+	if doc.Busy.Count != 300 || doc.Busy.Total != 400 || doc.Functions[0].Name != "hash_buf" || doc.Functions[0].Samples != 200 {
+		t.Errorf("report --json: %+v", doc)
+	}
+	if code, stdout, _ := tcmprof("report", "--elf", fx.fw.ELF, fx.capture, "--icache-size", "1024"); code != 0 || !strings.Contains(stdout, "of a 1 KB 2-way cache") {
+		t.Errorf("report --icache-size 1024: exit %d\n%s", code, stdout)
+	}
+
+	// diff of the capture against its own profile: nothing changed.
+	base := filepath.Join(dir, "base.pb.gz")
+	code, stdout, stderr = tcmprof("diff", "--elf", fx.fw.ELF, fx.capture, out, "-o", base)
+	if code != 0 {
+		t.Fatalf("diff: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "+0.0 pp  hash_buf") {
+		t.Errorf("diff of a run with itself:\n%s", stdout)
+	}
+	if _, err := os.Stat(base); err != nil {
+		t.Errorf("diff -o: %v", err)
+	}
+}
+
+func TestProfileCommandErrors(t *testing.T) {
+	fx := newProfileFixture(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no ELF", []string{"profile", fx.capture, "-o", filepath.Join(t.TempDir(), "x.pb.gz")}, "give --elf or --build-dir"},
+		{"not a build dir", []string{"report", "--build-dir", t.TempDir(), fx.capture}, "no zephyr/ directory"},
+		{"capture is garbage", []string{"report", "--elf", fx.fw.ELF, fx.fw.ELF}, "capture"},
+		{"bad idle glob", []string{"report", "--elf", fx.fw.ELF, "--idle-func", "[", fx.capture}, "idle pattern"},
+		{"bad cache", []string{"report", "--elf", fx.fw.ELF, "--icache-size", "1000", fx.capture}, "cache geometry"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := tcmprof(c.args...)
+			if code == 0 || !strings.HasPrefix(stderr, "tcmprof: ") || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want a one-line error mentioning %q", code, stderr, c.want)
+			}
+		})
+	}
+}
+
+func TestProfileBuildDirLayout(t *testing.T) {
+	fx := newProfileFixture(t)
+	bd := t.TempDir()
+	z := filepath.Join(bd, "zephyr")
+	os.MkdirAll(z, 0o755)
+	for src, dst := range map[string]string{fx.fw.ELF: "zephyr.elf", fx.fw.MapPath: "zephyr.map"} {
+		b, _ := os.ReadFile(src)
+		os.WriteFile(filepath.Join(z, dst), b, 0o644)
+	}
+	os.WriteFile(filepath.Join(z, ".config"), []byte("CONFIG_BOARD=\"qemu-demo\"\n"), 0o644)
+	code, stdout, stderr := tcmprof("report", "--build-dir", bd, fx.capture)
+	if code != 0 || !strings.Contains(stdout, "busy by library") {
+		t.Errorf("report --build-dir: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func TestViewServesACapture(t *testing.T) {
+	fx := newProfileFixture(t)
+	t.Setenv("HOME", t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	o := &viewOptions{addr: "127.0.0.1:0", noBrowser: true, input: inputOptions{elfPath: fx.fw.ELF}}
+	done := make(chan error, 1)
+	go func() { done <- runView(ctx, Streams{Out: &out, Err: io.Discard}, o, fx.capture) }()
+	url := regexp.MustCompile(`http://\S+/ui/`)
+	deadline := time.Now().Add(10 * time.Second)
+	for url.FindString(out.String()) == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("view printed no URL: %q", out.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("view returned: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	resp, err := http.Get(url.FindString(out.String()) + "top")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "leaf_add") {
+		t.Errorf("/ui/top: %s", resp.Status)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("view after cancel: %v", err)
+	}
+}
