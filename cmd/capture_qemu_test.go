@@ -169,3 +169,59 @@ func checkPCsWithAddr2line(t *testing.T, elfPath string, recs []sample.Record) {
 	}
 	t.Logf("%d distinct PCs in %d functions", len(pcs), len(funcs))
 }
+
+// BenchmarkCaptureQEMU drains full snapshot buffers from the demo firmware
+// in QEMU: 16,384 PC records, or 8,192 PC+LR records (the buffer holds 16,384
+// words). The time is the drain only. QEMU's UART is no real link: the
+// firmware writes it byte by byte and QEMU passes the bytes to the pty at
+// once, so the time measures the emulated firmware and the host, not USB;
+// the bytes per sample are what a real link carries.
+func BenchmarkCaptureQEMU(b *testing.B) {
+	if err := qemu.Available(); err != nil {
+		b.Skip(err)
+	}
+	elfPath, _, err := qemu.Build(qemu.BuildOptions{OutDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	inst, err := qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inst.Stop()
+	port, err := sample.OpenPort(inst.PTY, 115200)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := sample.NewSession(port, nil, sample.DefaultTimeouts())
+	defer s.Close()
+	for _, fields := range []sample.Fields{sample.FieldPC, sample.FieldPC | sample.FieldLR} {
+		b.Run(fields.String(), func(b *testing.B) {
+			var bytes, records uint64
+			for b.Loop() {
+				b.StopTimer()
+				if err := s.Start(ctx, sample.Start{RateHz: 20000, Fields: fields}); err != nil {
+					b.Fatal(err)
+				}
+				var h *sample.Header
+				for h == nil || h.State != sample.StateHolding {
+					time.Sleep(10 * time.Millisecond)
+					if h, err = s.Status(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+				before := s.Stats().Bytes
+				b.StartTimer()
+				c, err := s.Drain(ctx, h)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bytes += c.Stats.Bytes - before
+				records += uint64(len(c.Records))
+			}
+			b.ReportMetric(float64(bytes)/float64(records), "wire-bytes/sample")
+			b.ReportMetric(float64(records)/float64(b.N), "records/drain")
+		})
+	}
+}

@@ -26,7 +26,7 @@ func newDevice(capacity uint32, faults sampletest.Faults) *sampletest.Device {
 
 // connect serves d on a new pty and opens its other end as a serial port,
 // the way `tcmprof capture --port /dev/pts/N` does.
-func connect(t *testing.T, d *sampletest.Device) (port string, host *os.File, served chan error) {
+func connect(t testing.TB, d *sampletest.Device) (port string, host *os.File, served chan error) {
 	t.Helper()
 	master, slave, err := pty.Open()
 	if err != nil {
@@ -38,7 +38,7 @@ func connect(t *testing.T, d *sampletest.Device) (port string, host *os.File, se
 	return slave.Name(), slave, served
 }
 
-func openSession(t *testing.T, d *sampletest.Device, to sample.Timeouts) (*sample.Session, chan error) {
+func openSession(t testing.TB, d *sampletest.Device, to sample.Timeouts) (*sample.Session, chan error) {
 	t.Helper()
 	path, slave, served := connect(t, d)
 	p, err := sample.OpenPort(path, 115200)

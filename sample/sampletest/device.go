@@ -349,21 +349,30 @@ func (d *Device) drain(c *sample.Drain) error {
 }
 
 // sendRecords sends records [from, end) in DATA frames of as many records
-// as fit in a payload.
+// as fit in a payload (found by bisection: the encoder says what fits).
 func (d *Device) sendRecords(from, end uint32, fields sample.Fields) error {
 	for from < end {
-		data := &sample.Data{First: from, Fields: fields}
-		for i := from; i < end; i++ {
-			data.Records = append(data.Records, d.record(i, fields))
-			if _, err := sample.EncodeFrame(data); err != nil {
-				data.Records = data.Records[:len(data.Records)-1]
-				break
+		recs := make([]sample.Record, min(end-from, sample.MaxPayload))
+		for i := range recs {
+			recs[i] = d.record(from+uint32(i), fields)
+		}
+		fits := func(k int) bool {
+			_, err := sample.EncodeFrame(&sample.Data{First: from, Fields: fields, Records: recs[:k]})
+			return err == nil
+		}
+		lo, hi := 1, len(recs) // fits(lo); find the largest k that fits
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if fits(mid) {
+				lo = mid
+			} else {
+				hi = mid - 1
 			}
 		}
-		if err := d.sendData(data); err != nil {
+		if err := d.sendData(&sample.Data{First: from, Fields: fields, Records: recs[:lo]}); err != nil {
 			return err
 		}
-		from += uint32(len(data.Records))
+		from += uint32(lo)
 	}
 	return nil
 }
