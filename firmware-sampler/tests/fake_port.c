@@ -23,10 +23,12 @@ void tcmp_port_timer_ack_next(uint32_t next_ticks)
 	port.last_ticks = next_ticks;
 }
 
+#if TCMP_ENABLE_THREAD
 uint32_t tcmp_port_current_thread(void)
 {
 	return port.current_thread;
 }
+#endif
 
 void tcmp_port_timer_start(uint32_t first_ticks)
 {
@@ -50,11 +52,13 @@ void tcmp_port_write(const uint8_t *data, size_t len)
 	port.out_len += len;
 }
 
+#if TCMP_ENABLE_THREAD
 void tcmp_port_list_threads(tcmp_thread_emit_fn emit, void *ctx)
 {
 	for (size_t i = 0; i < port.nthreads; i++)
 		emit(ctx, port.threads[i].id, port.threads[i].name);
 }
+#endif
 
 void fake_reset(const struct tcmp_port_config *cfg)
 {
