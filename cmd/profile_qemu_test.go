@@ -1,0 +1,90 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/profile/profiletest"
+)
+
+// TestReportOnQEMUDemo profiles the demo firmware end to end: capture in
+// QEMU, then report and profile. The demo calibrates net_checksum_hot to
+// about half of the busy time and idles (k_cpu_idle in the "idle" thread)
+// about a quarter of the time.
+func TestReportOnQEMUDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU end-to-end test")
+	}
+	if err := qemu.Available(); err != nil {
+		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
+	}
+	dir := t.TempDir()
+	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: filepath.Join(dir, "build")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	inst, err := qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop()
+	capture := filepath.Join(dir, "demo.tcmcap")
+	if code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--jitter", "25",
+		"--fields", "pc,lr,exc,thread", "--samples", "4000", "-o", capture); code != 0 {
+		t.Fatalf("capture: exit %d\n%s", code, stderr)
+	}
+	inst.Stop()
+
+	code, stdout, stderr := tcmprof("report", "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo", "--json", capture)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Samples   int
+		Busy      struct{ Count, Total int }
+		Idle      struct{ Count, Total int }
+		Functions []struct {
+			Name    string
+			Samples int
+			Share   struct{ Lo, Hi float64 }
+		}
+		LR struct{ Records, Accepted int }
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("report --json: %v\n%s", err, stdout)
+	}
+	t.Logf("busy %d of %d; top %+v; LR %d of %d accepted", doc.Busy.Count, doc.Samples, doc.Functions[0], doc.LR.Accepted, doc.LR.Records)
+	if doc.Samples != 4000 || doc.Idle.Count == 0 || doc.Busy.Count < doc.Samples/2 {
+		t.Errorf("busy %d, idle %d of %d: want some idle and mostly busy", doc.Busy.Count, doc.Idle.Count, doc.Samples)
+	}
+	hot := doc.Functions[0]
+	share := float64(hot.Samples) / float64(doc.Busy.Count)
+	if hot.Name != "net_checksum_hot" || share < 0.35 || share > 0.65 {
+		t.Errorf("top function %s with %.1f %% of busy samples; want net_checksum_hot near 50 %%", hot.Name, 100*share)
+	}
+	if doc.LR.Records != 4000 || doc.LR.Accepted == 0 {
+		t.Errorf("LR: %d of %d accepted", doc.LR.Accepted, doc.LR.Records)
+	}
+
+	out := filepath.Join(dir, "demo.pb.gz")
+	if code, _, stderr := tcmprof("profile", "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo", capture, "-o", out); code != 0 {
+		t.Fatalf("profile: exit %d\n%s", code, stderr)
+	}
+	top := profiletest.Pprof(t, "-top", "-sample_index=samples", "-tagfocus=state=busy", out)
+	if !regexp.MustCompile(`(?m)^\s+\d+\s+\S+%\s+\S+%\s+\d+\s+\S+%\s+net_checksum_hot$`).MatchString(top) {
+		t.Errorf("pprof -top of the demo profile lacks net_checksum_hot:\n%s", top)
+	}
+	tags := profiletest.Pprof(t, "-tags", "-sample_index=samples", out)
+	for _, want := range []string{"libnet.a", "idle", "busy"} {
+		if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(tags) {
+			t.Errorf("pprof -tags lacks %q:\n%s", want, tags)
+		}
+	}
+}
