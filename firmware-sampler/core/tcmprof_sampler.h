@@ -194,6 +194,11 @@ struct tcmp_status {
 /*
  * Resets the core to IDLE with the port's parameters. Call once before the
  * timer interrupt is enabled. Thread context.
+ *
+ * All thread-context functions below (tcmp_init, tcmp_rx*, tcmp_poll,
+ * tcmp_start, tcmp_stop, tcmp_get_status) share state without locks: call
+ * them from one thread, or serialise them (e.g. a shell thread taking the
+ * same mutex as the sampler thread).
  */
 void tcmp_init(const struct tcmp_port_config *cfg);
 
@@ -228,8 +233,9 @@ void tcmp_get_status(struct tcmp_status *out);
  * interrupted context (r0, r1, r2, r3, r12, lr, pc, xpsr: LR at +0x14, PC at
  * +0x18, xPSR at +0x1C in both the basic and the FP-extended frame);
  * exc_return is the EXC_RETURN value the exception entry put in LR.
- * Acknowledges the timer and programs the next jittered interval first,
- * then stores a record if a run is active. ITCM, interrupt context.
+ * Stores a record if a run is active, then acknowledges the timer and
+ * programs the next jittered interval (a tail call into the port's hook).
+ * ITCM, interrupt context.
  */
 TCMP_ITCM_FUNC void tcmp_on_sample(const uint32_t *frame, uint32_t exc_return);
 
@@ -257,7 +263,8 @@ TCMP_ITCM_FUNC void tcmp_sample_isr(void);
  *
  * tcmp_port_timer_ack_next: clear the sampling timer's interrupt flag and
  * make a later interval last next_ticks timer ticks (>= 1). It is called
- * exactly once per timer interrupt, first thing, even when no run is active.
+ * exactly once per timer interrupt, as the last thing tcmp_on_sample does
+ * (a tail call), even when no run is active.
  * With an auto-reload timer (RT1062 PIT: write TFLG=1 then LDVAL=ticks-1;
  * CMSDK timer: INTCLEAR then RELOAD) the new value applies to the interval
  * after the one that began at this expiry; that lag keeps the intervals
