@@ -86,7 +86,8 @@ static inline uint32_t draw_interval(uint32_t r, uint32_t base, uint32_t span)
 
 /*
  * The record is stored first and the timer acknowledged last, so that the
- * acknowledge is a tail call and the PC-only path needs no stack at all.
+ * acknowledge is a tail call: no call frame, only a few scratch registers
+ * saved (docs/core.md has the instruction counts).
  * The order does not move the next interrupt: the reload value applies to
  * the interval after the running one either way.
  */
@@ -121,9 +122,9 @@ TCMP_ITCM_FUNC void tcmp_on_sample(const uint32_t *frame, uint32_t exc_return)
 }
 
 #if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)
-/* EXC_RETURN bit 2: 0 = the frame is on MSP, 1 = on PSP. LR still holds
- * EXC_RETURN when tcmp_on_sample returns with `bx lr`, which is then the
- * exception return. */
+/* EXC_RETURN bit 2: 0 = the frame is on MSP, 1 = on PSP. The C code keeps
+ * EXC_RETURN in LR (restoring it before its tail call), so the final
+ * `bx lr` of the port's ack hook is the exception return. */
 TCMP_ITCM_FUNC __attribute__((naked)) void tcmp_sample_isr(void)
 {
 	__asm volatile(
