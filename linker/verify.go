@@ -20,9 +20,7 @@ type Image struct {
 	Veneers int
 }
 
-func (img *Image) inITCM(addr uint32) bool {
-	return addr >= img.ITCMStart && uint64(addr) < uint64(img.ITCMStart)+uint64(img.ITCMSize)
-}
+func (img *Image) inITCM(addr uint32) bool { return place.InRange(addr, img.ITCMStart, img.ITCMSize) }
 
 // Violation kinds.
 const (
@@ -117,29 +115,33 @@ func Verify(p *place.Plan, img *Image) (*Report, error) {
 		}
 	}
 
-	wasInITCM := make(map[*place.Func]bool)
-	var excluded []place.Entry
-	var reasons []place.Exclusion
-	for _, x := range p.Excluded {
-		excluded = append(excluded, x.Entry)
-		reasons = append(reasons, x)
+	// An excluded function that was in ITCM in the planned-from image (by
+	// its address then, whatever its reason: pinned vector code can live
+	// there too) may stay there; any other must not arrive. accounted
+	// holds the ITCM functions explained either way.
+	accounted := make(map[*place.Func]bool)
+	excluded := make([]place.Entry, len(p.Excluded))
+	for k, x := range p.Excluded {
+		excluded[k] = x.Entry
 	}
 	for k, res := range place.Resolve(excluded, img.Funcs) {
+		x := &p.Excluded[k]
 		if res.Func == nil || planned[res.Func] {
 			continue
 		}
-		if reasons[k].Reason == place.ReasonInITCM {
-			wasInITCM[res.Func] = true
+		if p.InITCM(x.Addr) {
+			accounted[res.Func] = true
 			continue
 		}
 		if img.inITCM(res.Func.Addr) {
-			r.Violations = append(r.Violations, Violation{ViolationExcluded, res.Entry.Key.String(),
-				fmt.Sprintf("excluded (%s) but at %#x", reasons[k].Reason, res.Func.Addr)})
+			accounted[res.Func] = true
+			r.Violations = append(r.Violations, Violation{ViolationExcluded, x.Key.String(),
+				fmt.Sprintf("excluded (%s) but at %#x", x.Reason, res.Func.Addr)})
 		}
 	}
 	for i := range img.Funcs {
 		f := &img.Funcs[i]
-		if img.inITCM(f.Addr) && !planned[f] && !wasInITCM[f] {
+		if img.inITCM(f.Addr) && !planned[f] && !accounted[f] {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s is in ITCM but neither planned nor there before", f.Key))
 		}
 	}

@@ -129,10 +129,13 @@ type Input struct {
 	BuildID   string // hex GNU build-id of the image, recorded in the Plan
 }
 
-// InITCM reports whether addr lies in the ITCM range.
-func (in *Input) InITCM(addr uint32) bool {
-	return addr >= in.ITCMStart && uint64(addr) < uint64(in.ITCMStart)+uint64(in.ITCMSize)
+// InRange reports whether addr lies in the size bytes from start.
+func InRange(addr, start, size uint32) bool {
+	return addr >= start && uint64(addr) < uint64(start)+uint64(size)
 }
+
+// InITCM reports whether addr lies in the ITCM range.
+func (in *Input) InITCM(addr uint32) bool { return InRange(addr, in.ITCMStart, in.ITCMSize) }
 
 // Validate checks the Input for the mistakes that would make a plan wrong
 // rather than fail: duplicate sections, impossible sizes and alignments,

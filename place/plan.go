@@ -97,9 +97,14 @@ type Options struct {
 	// 4 KiB from 0 to the free ITCM, plus the free ITCM itself.
 	CurveBudgets []uint32
 	// SearchNodes bounds branch and bound at the main budget (each curve
-	// point gets a tenth); <= 0 means DefaultSearchNodes.
+	// point gets a fiftieth); <= 0 means DefaultSearchNodes. Local search
+	// gets a quarter of it in cost evaluations.
 	SearchNodes int
 }
+
+// InITCM reports whether addr lay in ITCM in the image the plan was made
+// from.
+func (p *Plan) InITCM(addr uint32) bool { return InRange(addr, p.ITCMStart, p.ITCMSize) }
 
 // Validate checks the plan's internal consistency; ReadPlanJSON calls it.
 func (p *Plan) Validate() error {
@@ -187,17 +192,6 @@ func Build(in *Input, opt Options) (*Plan, error) {
 	plan.BlockAlign = blockAlign(in.Funcs, cands)
 	m.setBlockAlign(plan.BlockAlign)
 
-	p := newProblem(m, cands, int64(budget))
-	sel, optimal, upper := p.solve(opt.SearchNodes)
-	plan.Prediction = predict(p, sel)
-	plan.Optimal, plan.UpperBound = optimal, int(upper)
-	plan.Greedy = predict(p, p.greedy())
-	for k, s := range sel {
-		if s {
-			plan.Entries = append(plan.Entries, entryOf(&in.Funcs[cands[k]]))
-		}
-	}
-
 	budgets := opt.CurveBudgets
 	if budgets == nil {
 		for b := uint32(0); b < free; b += 4096 {
@@ -205,13 +199,30 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		}
 		budgets = append(budgets, free)
 	}
+	largest := budget
 	for _, b := range budgets {
 		if b > free {
 			return nil, fmt.Errorf("place: curve budget %d bytes exceeds the %d bytes of free ITCM", b, free)
 		}
-		cp := newProblem(m, cands, int64(b))
-		s, proven, _ := cp.solve(max(opt.SearchNodes/10, 1))
-		plan.Curve = append(plan.Curve, CurvePoint{Budget: b, Exact: predict(cp, s), Optimal: proven, Greedy: predict(cp, cp.greedy())})
+		largest = max(largest, b)
+	}
+	p := newProblem(m, cands)
+	table := p.layoutTable(int64(largest))
+	sel, optimal, upper := p.solve(table, int64(budget), opt.SearchNodes)
+	plan.Prediction = predict(p, sel)
+	plan.Optimal, plan.UpperBound = optimal, int(upper)
+	plan.Greedy = predict(p, p.greedy(int64(budget)))
+	for k, s := range sel {
+		if s {
+			plan.Entries = append(plan.Entries, entryOf(&in.Funcs[cands[k]]))
+		}
+	}
+
+	for _, b := range budgets {
+		s, proven, _ := p.solve(table, int64(b), max(opt.SearchNodes/50, 1))
+		point := CurvePoint{Budget: b, Exact: predict(p, s), Optimal: proven}
+		point.Greedy = predict(p, p.greedy(int64(b)))
+		plan.Curve = append(plan.Curve, point)
 	}
 	return plan, nil
 }

@@ -8,7 +8,7 @@ import (
 // DefaultSearchNodes bounds the branch-and-bound search that proves (or
 // improves) the plan; past it the plan is the best found and Plan.Optimal
 // is false.
-const DefaultSearchNodes = 2_000_000
+const DefaultSearchNodes = 200_000
 
 // problem is one knapsack instance: the candidates in emission order, their
 // values (busy samples) and the ITCM budget in bytes.
@@ -16,12 +16,12 @@ type problem struct {
 	m      *model
 	order  []int   // function indices in emission order
 	value  []int64 // busy samples of order[k]
-	budget int64
-	inPlan []bool // scratch over all functions, only order members are ever set
+	budget int64   // of the selection being solved for
+	inPlan []bool  // scratch over all functions, only order members are ever set
 }
 
-func newProblem(m *model, order []int, budget int64) *problem {
-	p := &problem{m: m, order: order, budget: budget, inPlan: make([]bool, len(m.in.Funcs))}
+func newProblem(m *model, order []int) *problem {
+	p := &problem{m: m, order: order, inPlan: make([]bool, len(m.in.Funcs))}
 	p.value = make([]int64, len(order))
 	for k, i := range order {
 		p.value[k] = int64(m.in.Funcs[i].Samples)
@@ -53,7 +53,7 @@ func (p *problem) valueOf(sel []bool) int64 {
 
 func (p *problem) feasible(sel []bool) bool { return p.cost(sel).Bytes <= p.budget }
 
-// layoutDP solves the 0/1 knapsack exactly for the layout part of the
+// layoutTable solves the 0/1 knapsack exactly for the layout part of the
 // cost: code plus alignment padding, in emission order, within capacity
 // bytes of the first free ITCM byte. Veneers are left out here (they couple
 // the items); solve accounts for them afterwards.
@@ -64,51 +64,59 @@ func (p *problem) feasible(sel []bool) bool { return p.cost(sel).Bytes <= p.budg
 // its end at alignUp(base+y, a)+s, which is monotone in y, so the largest y
 // that still ends by base+x is y = alignDown(base+x-s, a)-base; hence
 // best'[x] = max(best[x], best[y]+v). Every item has one predecessor
-// offset, so one bit per (item, x) is enough to rebuild the selection.
-func (p *problem) layoutDP(capacity int64) []bool {
+// offset, so one bit per (item, x) is enough to rebuild the selection, and
+// because best[x] means "ends by x", rebuilding from any x <= capacity
+// gives the optimum for capacity x: one table serves every budget.
+type layoutTable struct {
+	p        *problem
+	capacity int64
+	words    int64
+	take     []uint64
+}
+
+func (p *problem) layoutTable(capacity int64) *layoutTable {
 	n := len(p.order)
-	sel := make([]bool, n)
-	if capacity <= 0 || n == 0 {
-		return sel
-	}
+	capacity = max(capacity, 0)
+	t := &layoutTable{p: p, capacity: capacity, words: (capacity + 64) / 64}
+	t.take = make([]uint64, int64(n)*t.words)
 	base := int64(p.m.base)
-	first := int64(p.m.start) - base // the empty block still starts aligned
+	first := int64(p.m.start) - base // the block starts aligned
+	// best[x] for x < first is never read: no layout ends before the
+	// aligned block start.
 	best := make([]int64, capacity+1)
-	for x := range best {
-		if int64(x) < first {
-			best[x] = -1
-		}
-	}
-	words := (capacity + 64) / 64
-	take := make([]uint64, int64(n)*words)
 	fs := p.m.in.Funcs
-	pred := func(k int, x int64) int64 {
-		f := &fs[p.order[k]]
-		a := int64(max(f.Align, 1))
-		end := base + x - int64(f.Size)
-		if end < 0 {
-			return -1
-		}
-		return end/a*a - base
-	}
 	for k := 0; k < n; k++ {
-		row := take[int64(k)*words:]
+		f := &fs[p.order[k]]
+		mask := ^(int64(max(f.Align, 1)) - 1)
+		size, value := int64(f.Size), p.value[k]
+		row := t.take[int64(k)*t.words:]
 		for x := capacity; x >= 0; x-- {
-			y := pred(k, x)
-			if y < 0 || best[y] < 0 {
-				continue
+			y := (base+x-size)&mask - base
+			if y < first {
+				break // y only shrinks with x
 			}
-			if v := best[y] + p.value[k]; v > best[x] {
+			if v := best[y] + value; v > best[x] {
 				best[x] = v
 				row[x/64] |= 1 << (x % 64)
 			}
 		}
 	}
-	x := capacity
-	for k := n - 1; k >= 0; k-- {
-		if take[int64(k)*words+x/64]&(1<<(x%64)) != 0 {
+	return t
+}
+
+// selection rebuilds the optimal selection for capacity x.
+func (t *layoutTable) selection(x int64) []bool {
+	p := t.p
+	sel := make([]bool, len(p.order))
+	x = min(x, t.capacity)
+	base := int64(p.m.base)
+	fs := p.m.in.Funcs
+	for k := len(p.order) - 1; k >= 0 && x >= 0; k-- {
+		if t.take[int64(k)*t.words+x/64]&(1<<(x%64)) != 0 {
 			sel[k] = true
-			x = pred(k, x)
+			f := &fs[p.order[k]]
+			a := int64(max(f.Align, 1))
+			x = (base+x-int64(f.Size))/a*a - base
 		}
 	}
 	return sel
@@ -117,7 +125,8 @@ func (p *problem) layoutDP(capacity int64) []bool {
 // greedy takes candidates by density (samples per byte), densest first,
 // each one if the exact cost of the grown set still fits: the classic
 // baseline (Steinke et al. 2002) the exact plan is compared with.
-func (p *problem) greedy() []bool {
+func (p *problem) greedy(budget int64) []bool {
+	p.budget = budget
 	fs := p.m.in.Funcs
 	byDensity := make([]int, len(p.order))
 	for k := range byDensity {
@@ -139,46 +148,54 @@ func (p *problem) greedy() []bool {
 
 // solve finds the selection with the most samples whose exact cost fits the
 // budget:
-//  1. layoutDP on code+padding; if the veneers the chosen set needs push it
-//     over budget, shrink the DP capacity by the excess and solve again;
+//  1. the layout table's optimum for code+padding; if the veneers the
+//     chosen set needs push it over budget, take the table's optimum for a
+//     capacity smaller by the excess, until it fits;
 //  2. local search with the exact cost (add one, swap one for one), which
 //     fills room left by veneers that the DP could not know about;
 //  3. branch and bound over the exact cost, seeded with that incumbent, up
 //     to nodeLimit nodes. When it finishes, the result is optimal for the
 //     model; otherwise upper bounds what any selection could reach.
-func (p *problem) solve(nodeLimit int) (sel []bool, optimal bool, upper int64) {
-	capacity := p.budget
+func (p *problem) solve(table *layoutTable, budget int64, nodeLimit int) (sel []bool, optimal bool, upper int64) {
+	p.budget = budget
+	capacity := budget
 	for {
-		sel = p.layoutDP(capacity)
-		excess := p.cost(sel).Bytes - p.budget
+		sel = table.selection(capacity)
+		excess := p.cost(sel).Bytes - budget
 		if excess <= 0 {
 			break
 		}
 		capacity -= excess
 	}
-	p.localSearch(sel)
+	p.localSearch(sel, nodeLimit/4)
 	return p.branchAndBound(sel, nodeLimit)
 }
 
 // localSearch improves sel in place by single additions and one-for-one
 // swaps that raise the covered samples and keep the exact cost in budget.
-func (p *problem) localSearch(sel []bool) {
-	const maxRounds = 8
-	for round := 0; round < maxRounds; round++ {
+// It stops after about maxEvals cost evaluations, so large images stay
+// fast; branch and bound continues from its result.
+func (p *problem) localSearch(sel []bool, maxEvals int) {
+	evals := 0
+	feasible := func() bool {
+		evals++
+		return p.feasible(sel)
+	}
+	for evals < maxEvals {
 		improved := false
 		for k := range sel {
 			if sel[k] {
 				continue
 			}
 			sel[k] = true
-			if p.feasible(sel) {
+			if feasible() {
 				improved = true
 				continue
 			}
 			sel[k] = false
 		}
 		for out := range sel {
-			if !sel[out] {
+			if !sel[out] || evals >= maxEvals {
 				continue
 			}
 			for in := range sel {
@@ -186,7 +203,7 @@ func (p *problem) localSearch(sel []bool) {
 					continue
 				}
 				sel[out], sel[in] = false, true
-				if p.feasible(sel) {
+				if feasible() {
 					improved = true
 					break
 				}

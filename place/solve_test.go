@@ -112,8 +112,9 @@ func TestLayoutDPIsExact(t *testing.T) {
 			total += int64(in.Funcs[i].Size) + 8
 		}
 		budget := rng.Int63n(total + 1)
-		p := newProblem(m, cands, budget)
-		sel := p.layoutDP(budget)
+		p := newProblem(m, cands)
+		p.budget = budget
+		sel := p.layoutTable(budget).selection(budget)
 		if got := p.cost(sel).Bytes; got > budget {
 			t.Fatalf("case %d: DP selection costs %d > budget %d", c, got, budget)
 		}
@@ -137,8 +138,9 @@ func TestSolveIsExactWithVeneers(t *testing.T) {
 			total += int64(in.Funcs[i].Size) + 16
 		}
 		budget := rng.Int63n(total + 1)
-		p := newProblem(m, cands, budget)
-		sel, optimal, upper := p.solve(DefaultSearchNodes)
+		p := newProblem(m, cands)
+		table := p.layoutTable(budget)
+		sel, optimal, upper := p.solve(table, budget, DefaultSearchNodes)
 		if !optimal {
 			t.Fatalf("case %d: search did not finish on %d items", c, len(cands))
 		}
@@ -149,7 +151,7 @@ func TestSolveIsExactWithVeneers(t *testing.T) {
 		if got := p.valueOf(sel); got != want || upper != want {
 			t.Fatalf("case %d (budget %d): plan covers %d samples (bound %d), optimum is %d", c, budget, got, upper, want)
 		}
-		if p.valueOf(p.layoutDP(budget)) == want && p.feasible(p.layoutDP(budget)) {
+		if dp := table.selection(budget); p.valueOf(dp) == want && p.feasible(dp) {
 			dpAlone++
 		}
 		if m.itcmStubsAtEnd && p.cost(sel).RemovedStubs > 0 {
