@@ -2,6 +2,7 @@ package elf
 
 import (
 	"debug/dwarf"
+	goelf "debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -128,6 +129,8 @@ func isTombstone(addr uint64, hasCodeAt0 bool) bool {
 type dwarfLoader struct {
 	dw         *dwarf.Data
 	debugLine  []byte // raw .debug_line, to read each line program's version
+	infoSize   int    // size of .debug_info, bounding its number of DIEs
+	lineSize   int    // size of .debug_line, bounding its number of rows
 	hasCodeAt0 bool
 	zSyms      map[uint32]string // _Z-mangled FUNC symbol (without clone suffix) by address
 
@@ -183,6 +186,8 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 	l := &dwarfLoader{
 		dw:         dw,
 		debugLine:  im.sectionData(".debug_line"),
+		infoSize:   sectionSize(im.file, ".debug_info"),
+		lineSize:   sectionSize(im.file, ".debug_line"),
 		hasCodeAt0: raw.hasCodeAt0,
 		zSyms:      map[uint32]string{},
 		fileIdx:    map[string]int32{},
@@ -205,6 +210,15 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 	im.warnings = append(im.warnings, l.warnings...)
 }
 
+// sectionSize returns the (uncompressed) size of the named section, 0 if
+// absent.
+func sectionSize(f *goelf.File, name string) int {
+	if s := f.Section(name); s != nil {
+		return int(min(s.Size, 1<<31))
+	}
+	return 0
+}
+
 // walk reads every DIE once, collecting line tables per CU and the
 // subprogram / inlined-subroutine nodes with their ranges.
 func (l *dwarfLoader) walk() error {
@@ -213,13 +227,19 @@ func (l *dwarfLoader) walk() error {
 	var stack []scope
 	var cuFiles []int32 // this CU's line-table file indices → lineTable.files
 	var cuSource string
-	for {
+	// Every DIE takes at least one byte, but debug/dwarf can return null
+	// entries forever from some corrupt units: stop at the section size.
+	limit := l.infoSize
+	for n := 0; ; n++ {
 		e, err := r.Next()
 		if err != nil {
 			return err
 		}
 		if e == nil {
 			return nil
+		}
+		if n > limit {
+			return fmt.Errorf(".debug_info yields more entries than its %d bytes can hold", limit)
 		}
 		if e.Tag == 0 {
 			if len(stack) > 0 {
@@ -352,7 +372,11 @@ func (l *dwarfLoader) readLines(cu *dwarf.Entry) ([]int32, string) {
 	var seq []seqRow
 	keep := false
 	var le dwarf.LineEntry
-	for {
+	for n := 0; ; n++ {
+		if n > l.lineSize { // each row takes at least one opcode byte
+			l.warnings = append(l.warnings, fmt.Sprintf("line table of %s yields more rows than .debug_line can hold", source))
+			break
+		}
 		if err := lr.Next(&le); err != nil {
 			if !errors.Is(err, io.EOF) {
 				l.warnings = append(l.warnings, fmt.Sprintf("line table of %s cut short (%v)", source, err))
