@@ -327,6 +327,9 @@ var (
 	ErrShortPayload = errors.New("payload shorter than 5 bytes")
 	ErrLongPayload  = errors.New("payload longer than 512 bytes")
 	ErrCRC          = errors.New("CRC mismatch")
+	// ErrNewerProtocol is wrapped by the error for a HEADER of a newer
+	// protocol major version, which this host must not misread.
+	ErrNewerProtocol = errors.New("newer protocol")
 )
 
 // ParsePayload decodes one frame payload (type ‖ body ‖ crc, after COBS).
@@ -417,8 +420,8 @@ func parseBody(t FrameType, body []byte, fields Fields) (Frame, error) {
 		}
 		h.BuildID = r.bytes(n)
 		if h.ProtoMajor > ProtoMajor && !r.bad {
-			return nil, fmt.Errorf("protocol version %d.%d is newer than this tcmprof reads (%d.%d)",
-				h.ProtoMajor, h.ProtoMinor, ProtoMajor, ProtoMinor)
+			return nil, fmt.Errorf("%w: the sampler speaks protocol version %d.%d, newer than this tcmprof reads (%d.%d); update tcmprof",
+				ErrNewerProtocol, h.ProtoMajor, h.ProtoMinor, ProtoMajor, ProtoMinor)
 		}
 		f = h
 	case TypeData:

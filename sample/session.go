@@ -158,7 +158,7 @@ func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
 					s.OnLog(ev.Log)
 				}
 			case ev.Err != nil:
-				if strings.Contains(ev.Err.Error(), "newer than this tcmprof") {
+				if errors.Is(ev.Err, ErrNewerProtocol) {
 					return nil, ev.Err
 				}
 			case ev.Frame != nil:

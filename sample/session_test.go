@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -263,4 +264,32 @@ func TestStartRefusals(t *testing.T) {
 		t.Fatalf("attach: %v", err)
 	}
 	checkTruth(t, d, c)
+}
+
+// A noisy stream: what is lost cannot be asked for again (the device
+// released it), so the capture names it as missing and is not resumable;
+// everything that did arrive is exact.
+func TestStreamNoisyLine(t *testing.T) {
+	d := newDevice(4096, sampletest.Faults{Seed: 11, CorruptOut: 0.003, MaxChunk: 5})
+	s, _ := openSession(t, d, fastTimeouts())
+	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR, Count: 6000}, 0, nil)
+	var inc *sample.IncompleteError
+	if !errors.As(err, &inc) || inc.Resumable || len(c.Missing) == 0 {
+		t.Fatalf("err = %v, missing %v; want an incomplete capture that cannot be resumed", err, c.Missing)
+	}
+	checkTruth(t, d, c)
+	if uint64(len(c.Records))+c.MissingCount() != 6000 || c.Header.Stored != 6000 || c.Header.State != sample.StateIdle {
+		t.Errorf("%d records + %d missing, header %+v", len(c.Records), c.MissingCount(), c.Header)
+	}
+	t.Logf("%d records, %d missing in %d ranges; damaged frames %d", len(c.Records), c.MissingCount(), len(c.Missing), len(d.Damaged()))
+}
+
+func TestNewerProtocolRefused(t *testing.T) {
+	d := newDevice(1024, sampletest.Faults{})
+	d.ProtoMajor = 2
+	s, _ := openSession(t, d, fastTimeouts())
+	_, err := s.Status(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "protocol version 2.0, newer than this tcmprof reads (1.0)") {
+		t.Fatalf("err = %v", err)
+	}
 }

@@ -156,7 +156,7 @@ func TestParsePayloadErrors(t *testing.T) {
 		{"long", make([]byte, 513), "longer than 512"},
 		{"crc", corrupt, "CRC"},
 		{"short body", short[:len(short)-1], "END frame: body too short"},
-		{"newer major", newerPayload, "protocol version 2.3 is newer than this tcmprof reads (1.0)"},
+		{"newer major", newerPayload, "protocol version 2.3, newer than this tcmprof reads (1.0)"},
 	}
 	for _, tt := range tests {
 		_, err := ParsePayload(tt.p, FieldPC)

@@ -38,6 +38,7 @@ type Faults struct {
 // second Serve resumes with the records still held.
 type Device struct {
 	Capacity      uint32 // records the buffer holds
+	ProtoMajor    uint8  // protocol major in HEADER; 0 = sample.ProtoMajor
 	CPUHz         uint32
 	TimerHz       uint32
 	DefaultRateHz uint32
@@ -230,7 +231,11 @@ func (d *Device) header() *sample.Header {
 	if rate == 0 {
 		rate = d.DefaultRateHz
 	}
-	return &sample.Header{ProtoMajor: sample.ProtoMajor, ProtoMinor: sample.ProtoMinor, SamplerVersion: [3]uint8{0, 1, 0},
+	major := d.ProtoMajor
+	if major == 0 {
+		major = sample.ProtoMajor
+	}
+	return &sample.Header{ProtoMajor: major, ProtoMinor: sample.ProtoMinor, SamplerVersion: [3]uint8{0, 1, 0},
 		State: d.state, Mode: d.mode, Fields: d.fields | sample.FieldPC, JitterPct: d.jitter, CPUHz: d.CPUHz, TimerHz: d.TimerHz,
 		IntervalTicks: d.TimerHz / rate, Capacity: d.Capacity, Taken: d.taken, Dropped: d.taken - d.stored,
 		Stored: d.stored, HeldFrom: d.heldFrom, BuildID: d.BuildID}
