@@ -114,7 +114,7 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 	if err := s.checkBuildID(); err != nil {
 		return nil, err
 	}
-	r := &resolver{s: s, sites: make(map[uint32]*Site)}
+	r := &resolver{s: s, sites: make(map[uint32]*Site), lrLive: make(map[uint32]bool)}
 	if c.Header.Fields&sample.FieldLR != 0 {
 		cfi, err := elf.LoadCFI(img.File())
 		if err != nil || cfi == nil {
@@ -229,6 +229,9 @@ type resolver struct {
 	s     *Symbolized
 	cfi   *elf.CFI // nil: LR is judged by its call instruction alone
 	sites map[uint32]*Site
+	// lrLive caches the CFI's answer per PC: evaluating the CFI program
+	// allocates, and a capture revisits the same PCs millions of times.
+	lrLive map[uint32]bool
 }
 
 func (r *resolver) site(addr uint32) *Site {
@@ -272,6 +275,21 @@ func (r *resolver) idleCode(st *Site) bool {
 	return false
 }
 
+// liveAtPC reports whether the CFI says LR holds the return address at pc.
+func (r *resolver) liveAtPC(pc uint32) bool {
+	if r.cfi == nil {
+		return false
+	}
+	live, ok := r.lrLive[pc]
+	if !ok {
+		var known bool
+		live, known = r.cfi.LRIsReturnAddress(pc)
+		live = live && known
+		r.lrLive[pc] = live
+	}
+	return live
+}
+
 // caller returns the call-site address LR returns to when LR is really the
 // caller of the function holding pc, 0 otherwise, and counts the verdict.
 //
@@ -294,11 +312,9 @@ func (r *resolver) caller(pc, lr uint32) uint32 {
 		l.NoCall++
 		return 0
 	}
-	if r.cfi != nil {
-		if live, known := r.cfi.LRIsReturnAddress(pc); known && live {
-			l.ByCFI++
-			return site
-		}
+	if r.liveAtPC(pc) {
+		l.ByCFI++
+		return site
 	}
 	if f := r.site(pc).Function; f != nil {
 		if target, _, ok := elf.BLTarget(code, site); ok && target&^1 == f.Addr&^1 {
