@@ -517,7 +517,12 @@ func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Captur
 	for idle <= s.timeouts.Retries {
 		missing := mergeRanges(s.set.missing(), rangeMergeGap)
 		if len(missing) == 0 {
-			break
+			if !s.needThreads() || want.Len() == 0 {
+				break
+			}
+			// Every record came but the thread table never did: a
+			// one-record DRAIN brings it again.
+			missing = []Range{{want.Start, want.Start + 1}}
 		}
 		var reqs []Range
 		for _, m := range missing {
@@ -534,7 +539,7 @@ func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Captur
 			}
 		}
 		first = false
-		before := s.set.received
+		before, threadsBefore := s.set.received, s.needThreads()
 		if cause = s.drainRanges(ctx, reqs, idle); cause != nil {
 			break
 		}
@@ -543,7 +548,7 @@ func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Captur
 			asked += uint64(r.Len())
 		}
 		got := s.set.received - before
-		if got == 0 {
+		if got == 0 && threadsBefore == s.needThreads() {
 			idle++
 		} else {
 			idle = 0
@@ -587,7 +592,7 @@ func (s *Session) drainRanges(ctx context.Context, reqs []Range, attempt int) er
 	var inflight []Range
 	// retire finishes the outstanding requests up to and including i.
 	retire := func(i int) { inflight = inflight[i+1:] }
-	threadsNeeded := s.header.Fields&FieldThread != 0 && len(s.threads) == 0
+	threadsNeeded := s.needThreads()
 	for len(reqs) > 0 || len(inflight) > 0 {
 		for len(reqs) > 0 && len(inflight) < pipelineDepth {
 			if err := s.send(&Drain{From: reqs[0].Start, Count: reqs[0].Len()}); err != nil {
@@ -604,7 +609,7 @@ func (s *Session) drainRanges(ctx context.Context, reqs []Range, attempt int) er
 		if err != nil {
 			return err
 		}
-		threadsNeeded = threadsNeeded && len(s.threads) == 0
+		threadsNeeded = threadsNeeded && s.needThreads()
 		switch f := f.(type) {
 		case *End:
 			for i, r := range inflight {
@@ -638,6 +643,11 @@ func (s *Session) drainRanges(ctx context.Context, reqs []Range, attempt int) er
 		}
 	}
 	return nil
+}
+
+// needThreads says the run records threads and no THREADS frame came yet.
+func (s *Session) needThreads() bool {
+	return s.header.Fields&FieldThread != 0 && s.threads == nil
 }
 
 // capture assembles what arrived.

@@ -293,3 +293,27 @@ func TestNewerProtocolRefused(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The thread table is asked for again when it did not come with the
+// records; a device that never sends one still gets its DONE.
+func TestThreadTableRecovered(t *testing.T) {
+	all := sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread
+	for _, tc := range []struct {
+		skip        int
+		wantThreads int
+	}{{2, 2}, {1000, 0}} {
+		d := newDevice(1024, sampletest.Faults{SkipThreads: tc.skip})
+		s, _ := openSession(t, d, fastTimeouts())
+		c, err := s.Snapshot(context.Background(), sample.Start{Fields: all}, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTruth(t, d, c)
+		if len(c.Records) != 1024 || len(c.Threads) != tc.wantThreads {
+			t.Errorf("skip %d: %d records, threads %v", tc.skip, len(c.Records), c.Threads)
+		}
+		if h, err := s.Status(context.Background()); err != nil || h.State != sample.StateIdle {
+			t.Errorf("skip %d: device %v after the drain (%v), want idle after DONE", tc.skip, h.State, err)
+		}
+	}
+}

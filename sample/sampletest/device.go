@@ -31,6 +31,8 @@ type Faults struct {
 	// HangUpAfter: once this many bytes of DATA frames have been sent,
 	// close the connection (as an unplugged or reset device would).
 	HangUpAfter int64
+	// SkipThreads: the first SkipThreads THREADS frames are not sent.
+	SkipThreads int
 }
 
 // Device is the scripted sampler. Configure the exported fields, then call
@@ -384,6 +386,15 @@ func (d *Device) sendRecords(from, end uint32, fields sample.Fields) error {
 
 func (d *Device) sendThreads(fields sample.Fields) error {
 	if fields&sample.FieldThread == 0 || len(d.Threads) == 0 {
+		return nil
+	}
+	d.mu.Lock()
+	skip := d.Faults.SkipThreads > 0
+	if skip {
+		d.Faults.SkipThreads--
+	}
+	d.mu.Unlock()
+	if skip {
 		return nil
 	}
 	return d.send(&sample.Threads{Entries: d.Threads})
