@@ -224,6 +224,9 @@ func (p *problem) localSearch(sel []bool, maxEvals int) {
 // over the undecided items under that relaxation bounds any completion.
 // (When the last existing ITCM stub goes, the padding before the stub
 // section goes too; the budget is widened by that padding to stay a bound.)
+// Stubs that are already certain are added to the relaxed cost: a selected
+// function's far callee that is not a candidate, or was decided out, will
+// need a stub in every completion.
 func (p *problem) branchAndBound(incumbent []bool, nodeLimit int) ([]bool, bool, int64) {
 	n := len(p.order)
 	fs := p.m.in.Funcs
@@ -250,6 +253,43 @@ func (p *problem) branchAndBound(incumbent []bool, nodeLimit int) ([]bool, bool,
 	cur := make([]bool, n)
 	nodes := 0
 	complete := true
+
+	// Certain stubs: callers[t] counts selected functions calling t; t needs
+	// a stub for sure when it is far from the block, some selected function
+	// calls it, and it can no longer join (not a candidate, or decided out).
+	pos := make([]int, len(fs))
+	for i := range pos {
+		pos[i] = -1
+	}
+	for k, i := range p.order {
+		pos[i] = k
+	}
+	farTarget := make([]bool, len(fs))
+	for i := range fs {
+		farTarget[i] = far(p.m.start, fs[i].Addr)
+	}
+	callers := make([]int32, len(fs))
+	decidedOut := make([]bool, n)
+	certain := 0
+	cannotJoin := func(t int) bool { return pos[t] < 0 || decidedOut[pos[t]] }
+	include := func(k int, delta int32) {
+		for _, t := range p.m.callees[p.order[k]] {
+			callers[t] += delta
+			if farTarget[t] && cannotJoin(int(t)) && callers[t] == max(delta, 0) {
+				certain += int(delta)
+			}
+		}
+	}
+	exclude := func(k int, on bool) {
+		decidedOut[k] = on
+		if i := p.order[k]; farTarget[i] && callers[i] > 0 {
+			if on {
+				certain++
+			} else {
+				certain--
+			}
+		}
+	}
 
 	// bound returns the fractional-knapsack bound on the samples the items
 	// idx[d:] can add within room bytes of relaxed weight.
@@ -285,7 +325,8 @@ func (p *problem) branchAndBound(incumbent []bool, nodeLimit int) ([]bool, bool,
 			return
 		}
 		nodes++
-		if b := float64(value) + bound(d, budget-lower); b < float64(bestValue+1)-1e-9 {
+		room := budget - lower - int64(certain)*StubSize
+		if b := float64(value) + bound(d, room); b < float64(bestValue+1)-1e-9 {
 			return
 		}
 		if d == n {
@@ -298,9 +339,13 @@ func (p *problem) branchAndBound(incumbent []bool, nodeLimit int) ([]bool, bool,
 			bestValue = v
 			copy(best, cur)
 		}
+		include(k, 1)
 		visit(d+1, v, lower+weight[k])
+		include(k, -1)
 		cur[k] = false
+		exclude(k, true)
 		visit(d+1, value, lower)
+		exclude(k, false)
 	}
 	visit(0, 0, 0)
 	upper := bestValue

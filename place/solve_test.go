@@ -151,6 +151,12 @@ func TestSolveIsExactWithVeneers(t *testing.T) {
 		if got := p.valueOf(sel); got != want || upper != want {
 			t.Fatalf("case %d (budget %d): plan covers %d samples (bound %d), optimum is %d", c, budget, got, upper, want)
 		}
+		// Branch and bound alone, from an empty incumbent, must reach the
+		// optimum too: this checks its bound never cuts the optimum off.
+		alone, proven, _ := p.branchAndBound(make([]bool, len(cands)), DefaultSearchNodes)
+		if !proven || p.valueOf(alone) != want || !p.feasible(alone) {
+			t.Fatalf("case %d: branch and bound alone covers %d (proven %v), optimum is %d", c, p.valueOf(alone), proven, want)
+		}
 		if dp := table.selection(budget); p.valueOf(dp) == want && p.feasible(dp) {
 			dpAlone++
 		}
