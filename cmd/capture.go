@@ -214,6 +214,9 @@ func runCapture(o *captureOptions, s Streams) error {
 	var inc *sample.IncompleteError
 	if errors.As(err, &inc) {
 		msg := fmt.Sprintf("%v; %s holds the %d records that arrived", err, o.out, len(c.Records))
+		if len(inc.Missing) > 10 {
+			msg += fmt.Sprintf(" (`tcmprof info %s` lists every missing range)", o.out)
+		}
 		if inc.Resumable {
 			msg += fmt.Sprintf("; the device still holds the run: fetch the rest with `tcmprof capture --port %s --resume %s`", host.Port, o.out)
 		}

@@ -116,7 +116,7 @@ func runInfo(o *infoOptions, s Streams, path string) error {
 	p("samples", "%d taken, %d stored, %d dropped by the device (buffer full)", h.Taken, h.Stored, h.Dropped)
 	p("records", "%d in the file, indices %d to %d", len(c.Records), span.Start, int64(span.End)-1)
 	if len(c.Missing) > 0 {
-		p("missing", "%d records never arrived: %s", in.MissingRecords, sample.FormatRanges(c.Missing, 20))
+		p("missing", "%d records never arrived: %s", in.MissingRecords, sample.FormatRanges(c.Missing, len(c.Missing)))
 	} else {
 		p("missing", "none")
 	}

@@ -317,3 +317,27 @@ func TestThreadTableRecovered(t *testing.T) {
 		}
 	}
 }
+
+// A device that reset after the hang-up holds nothing: resume says so.
+func TestResumeAfterDeviceReset(t *testing.T) {
+	d := newDevice(2048, sampletest.Faults{HangUpAfter: 3000})
+	s, _ := openSession(t, d, fastTimeouts())
+	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC}, 0, nil)
+	if err == nil || len(c.Missing) == 0 {
+		t.Fatalf("err %v, missing %v", err, c.Missing)
+	}
+	d.Reset()
+	d.Faults = sampletest.Faults{}
+	s2, _ := openSession(t, d, fastTimeouts())
+	if _, err := s2.Resume(context.Background(), c); err == nil || !strings.Contains(err.Error(), "no longer holds the run (state idle)") {
+		t.Fatalf("resume after a reset: %v", err)
+	}
+	// A different run held by the device is refused too.
+	if err := s2.Start(context.Background(), sample.Start{Fields: sample.FieldPC, Count: 100}); err != nil {
+		t.Fatal(err)
+	}
+	waitHeld(t, s2)
+	if _, err := s2.Resume(context.Background(), c); err == nil || !strings.Contains(err.Error(), "holds a different run") {
+		t.Fatalf("resume against another run: %v", err)
+	}
+}

@@ -104,6 +104,13 @@ func (d *Device) record(i uint32, f sample.Fields) sample.Record {
 	return r
 }
 
+// Reset forgets the run, as a device that rebooted would.
+func (d *Device) Reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.state, d.taken, d.stored, d.heldFrom = sample.StateIdle, 0, 0, 0
+}
+
 // Damaged lists the index ranges of DATA frames the device damaged on
 // purpose (corrupted or split by log text).
 func (d *Device) Damaged() []sample.Range {
