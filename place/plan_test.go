@@ -212,6 +212,14 @@ func TestResolveToleratesCloneRenumbering(t *testing.T) {
 	if got[0].Func != &image[1] {
 		t.Error("static foo of b.c resolved to the wrong file")
 	}
+
+	plan := &Plan{Entries: []Entry{entry("a.c", "bar.constprop.0", 30), entry("a.c", "gone", 1)}}
+	plan.Entries[0].Samples = 77
+	rebound, res := plan.Rebind(image)
+	if len(rebound.Entries) != 1 || rebound.Entries[0].Symbol != "bar.constprop.3" || rebound.Entries[0].Samples != 77 ||
+		res[1].Match != MatchMissing || len(plan.Entries) != 2 {
+		t.Errorf("Rebind gave %+v, %+v", rebound.Entries, res)
+	}
 }
 
 // TestCurveSVG decodes the SVG as XML and finds every point where CurveXY

@@ -54,7 +54,8 @@ type RankRow struct {
 	Ranked bool
 }
 
-// Rank lists the functions that have samples, densest first (ties by more
+// Rank lists the functions that have samples (call in.Validate first),
+// densest first (ties by more
 // samples, then by symbol, so the order is stable). minSamples <= 0 means
 // DefaultMinSamples.
 func Rank(in *Input, minSamples int) []RankRow {
@@ -69,10 +70,14 @@ func Rank(in *Input, minSamples int) []RankRow {
 		}
 		ci := WilsonInterval(f.Samples, in.BusySamples)
 		scale := float64(in.BusySamples) / float64(f.Size)
+		share := 0.0
+		if in.BusySamples > 0 {
+			share = float64(f.Samples) / float64(in.BusySamples)
+		}
 		rows = append(rows, RankRow{
 			Func:     f,
 			Samples:  f.Samples,
-			Share:    float64(f.Samples) / float64(in.BusySamples),
+			Share:    share,
 			ShareCI:  ci,
 			Density:  float64(f.Samples) / float64(f.Size),
 			DensityC: Interval{Lo: ci.Lo * scale, Hi: ci.Hi * scale},

@@ -91,3 +91,22 @@ func sizeDistance(a, b uint32) uint32 {
 	}
 	return b - a
 }
+
+// Rebind returns a copy of the plan whose entries name the functions of a
+// rebuilt image (new clone numbers, sections, addresses and sizes), so the
+// same choice can be rendered for the new build. Entries that no longer
+// resolve are left out; the resolutions say which, and how each matched.
+// The prediction is not recomputed: plan again for that.
+func (p *Plan) Rebind(funcs []Func) (*Plan, []Resolution) {
+	res := Resolve(p.Entries, funcs)
+	q := *p
+	q.Entries = nil
+	for _, r := range res {
+		if r.Func != nil {
+			e := entryOf(r.Func)
+			e.Samples = r.Entry.Samples // samples were measured on the old image
+			q.Entries = append(q.Entries, e)
+		}
+	}
+	return &q, res
+}

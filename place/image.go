@@ -1,0 +1,358 @@
+package place
+
+import (
+	"bytes"
+	goelf "debug/elf"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/profile"
+)
+
+// This file fills an Input from real build artefacts: the linked ELF (its
+// functions, call graph and ITCM occupancy), the GNU ld map (the input
+// section, object and archive of each function), the object files the map
+// names (section alignment) and the board (ITCM range, boot-critical
+// symbols). Samples come from profile.Analysis, so rank and plan use the
+// same busy/idle classification and per-function counts as report and diff.
+
+// ImageSources are the artefacts of one build.
+type ImageSources struct {
+	Image *elf.Image
+	// Map is the image's link map. Without it functions have no input
+	// section or object: fine for rank and verify, useless for plan.
+	Map *elf.Map
+	// MapPath is where Map was read from; relative object and archive paths
+	// in it are looked up from its directory and that directory's parent
+	// (Zephyr links in build/zephyr but names build/-relative archives).
+	MapPath string
+	Board   *elf.Board
+	// Analysis gives busy samples; nil leaves every count at 0 (verify).
+	Analysis *profile.Analysis
+}
+
+// Pin reasons the adapter sets.
+const (
+	PinVeneer  = "veneer"
+	PinSampler = "sampler code"
+	PinVectors = "vector table"
+)
+
+// samplerPrefix starts every symbol of the firmware-sampler core and its
+// ports: the code that takes the samples stays where it was measured from.
+const samplerPrefix = "tcmp_"
+
+// FromImage builds the planner's Input from src. Warnings say what could
+// only be approximated (alignments inferred because an object file could
+// not be read).
+func FromImage(src ImageSources) (*Input, []string, error) {
+	if src.Image == nil || src.Board == nil {
+		return nil, nil, fmt.Errorf("place: an image and a board are both needed")
+	}
+	itcm, ok := itcmRegion(src.Board)
+	if !ok {
+		return nil, nil, fmt.Errorf("place: board %s has no ITCM region", src.Board.Name)
+	}
+	f := src.Image.File()
+	in := &Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size),
+		BootRoots: append([]string(nil), src.Board.BootCritical...)}
+	if id, err := elf.BuildID(f); err == nil && len(id) > 0 {
+		in.BuildID = hex.EncodeToString(id)
+	}
+	samples := make(map[*elf.Function]int)
+	if a := src.Analysis; a != nil {
+		in.BusySamples = a.Busy.Count
+		for _, fs := range a.Functions {
+			if fs.Function != nil {
+				samples[fs.Function] = fs.Samples
+			}
+		}
+	}
+	aligns := &alignReader{mapDir: filepath.Dir(src.MapPath), objects: make(map[string]*objectSections)}
+	shared := sharedSections(src.Image.Functions(), src.Map)
+	var warnings []string
+	for _, fn := range src.Image.Functions() {
+		if fn.Size == 0 {
+			continue
+		}
+		pf := Func{
+			Key: FuncKey{Source: fn.Source, Base: fn.Base, Clone: fn.Clone}, Symbol: fn.Name,
+			Addr: fn.Addr, Size: fn.Size, Align: 2, Samples: samples[fn],
+		}
+		if r, ok := src.Board.RegionOf(fn.Addr); ok {
+			pf.Region = r.Name
+		}
+		switch {
+		case fn.Veneer:
+			pf.Pin = PinVeneer
+		case strings.HasPrefix(fn.Name, samplerPrefix):
+			pf.Pin = PinSampler
+		}
+		if src.Map != nil {
+			if s := src.Map.SectionAt(fn.Addr); s != nil {
+				pf.Section, pf.Object, pf.Archive = s.Name, s.Object, s.Archive
+				if s.Archive != "" {
+					pf.Object = s.Member
+				}
+				if strings.Contains(s.Name, "vector") {
+					pf.Pin = PinVectors
+				}
+				if shared[s] {
+					// Several functions in one input section can only move
+					// together, like plain .text: none of them has its own.
+					pf.Section = ""
+				} else {
+					// The section, not the symbol, is what the linker moves:
+					// its size includes the assembler's tail padding.
+					pf.Size = max(pf.Size, s.Size)
+				}
+				align, err := aligns.align(s)
+				if err != nil {
+					align = inferAlign(src.Map, s)
+					warnings = append(warnings, fmt.Sprintf("alignment of %s in %s inferred as %d from its address (%v)", s.Name, s.File(), align, err))
+				}
+				pf.Align = align
+			}
+		}
+		in.Funcs = append(in.Funcs, pf)
+	}
+	edges, err := elf.CallEdges(f, elf.FuncRanges(src.Image.Functions()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("place: %s: %w", src.Image.Path(), err)
+	}
+	for _, e := range edges {
+		in.Edges = append(in.Edges, Edge{Caller: e.Caller, Callee: e.Callee})
+	}
+	if err := in.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return in, warnings, nil
+}
+
+// Veneers counts the linker's long-branch veneers in img.
+func Veneers(img *elf.Image) int {
+	n := 0
+	for _, fn := range img.Functions() {
+		if fn.Veneer {
+			n++
+		}
+	}
+	return n
+}
+
+func itcmRegion(b *elf.Board) (elf.Region, bool) {
+	for _, r := range b.Regions {
+		if r.Kind == elf.KindITCM {
+			return r, true
+		}
+	}
+	return elf.Region{}, false
+}
+
+// ITCMUsed is the bytes from start to the end of the last allocated
+// section inside [start, start+size): what Input.ITCMUsed means.
+func ITCMUsed(f *goelf.File, start, size uint32) uint32 {
+	var end uint32
+	for _, s := range f.Sections {
+		if s.Flags&goelf.SHF_ALLOC == 0 || s.Size == 0 || !InRange(uint32(s.Addr), start, size) {
+			continue
+		}
+		end = max(end, uint32(min(s.Addr+s.Size-uint64(start), uint64(size))))
+	}
+	return end
+}
+
+// sharedSections marks the map's input sections that hold more than one
+// function.
+func sharedSections(fns []*elf.Function, m *elf.Map) map[*elf.InputSection]bool {
+	out := make(map[*elf.InputSection]bool)
+	if m == nil {
+		return out
+	}
+	seen := make(map[*elf.InputSection]bool)
+	for _, fn := range fns {
+		if fn.Size == 0 {
+			continue
+		}
+		if s := m.SectionAt(fn.Addr); s != nil {
+			out[s] = out[s] || seen[s]
+			seen[s] = true
+		}
+	}
+	return out
+}
+
+// inferAlign guesses an input section's alignment from where ld put it,
+// for when its object can not be read. ld places a section at the first
+// multiple of its alignment after the previous section of the same output
+// section, so when there is padding before it, the alignment is the
+// smallest power of two that rounds the previous end up to its address.
+// Without padding the address only bounds it from above; Thumb code is
+// aligned to 2 or 4 bytes by GCC, so the guess is 4 when the address
+// allows: overestimating costs a little predicted padding, while
+// underestimating could make a plan not fit.
+func inferAlign(m *elf.Map, s *elf.InputSection) uint32 {
+	low := s.Addr & -s.Addr
+	if s.Addr == 0 {
+		low = 1 << 31
+	}
+	var prev *elf.InputSection
+	for _, o := range m.Sections {
+		if o.Output == s.Output && o.Size > 0 && o.Addr < s.Addr && o.Addr+o.Size <= s.Addr && (prev == nil || o.Addr > prev.Addr) {
+			prev = o
+		}
+	}
+	if prev != nil && prev.Addr+prev.Size < s.Addr {
+		end := prev.Addr + prev.Size
+		for p := uint32(2); p != 0 && p <= low; p <<= 1 {
+			if (end+p-1)&^(p-1) == s.Addr {
+				return p
+			}
+		}
+	}
+	return min(low, 4)
+}
+
+// objectSections is the largest sh_addralign per section name of one
+// object file.
+type objectSections map[string]uint32
+
+// alignReader reads input section alignments from the object files and
+// archive members a map names, each file once.
+type alignReader struct {
+	mapDir  string
+	objects map[string]*objectSections // by InputSection.File(); nil value: unreadable
+	errs    map[string]error
+}
+
+func (r *alignReader) align(s *elf.InputSection) (uint32, error) {
+	key := s.File()
+	secs, ok := r.objects[key]
+	if !ok {
+		var err error
+		secs, err = r.load(s)
+		if err != nil {
+			if r.errs == nil {
+				r.errs = make(map[string]error)
+			}
+			r.errs[key] = err
+		}
+		r.objects[key] = secs
+	}
+	if secs == nil {
+		return 0, r.errs[key]
+	}
+	a, ok := (*secs)[s.Name]
+	if !ok {
+		return 0, fmt.Errorf("%s has no section %s", key, s.Name)
+	}
+	return max(a, 1), nil
+}
+
+func (r *alignReader) load(s *elf.InputSection) (*objectSections, error) {
+	file := s.Object
+	if s.Archive != "" {
+		file = s.Archive
+	}
+	if file == "" || file == "linker stubs" {
+		return nil, fmt.Errorf("no object file")
+	}
+	path, err := r.find(file)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if s.Archive != "" {
+		if data, err = archiveMember(data, s.Member); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	f, err := goelf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	secs := make(objectSections)
+	for _, sec := range f.Sections {
+		secs[sec.Name] = max(secs[sec.Name], uint32(sec.Addralign))
+	}
+	return &secs, nil
+}
+
+// find locates a file the map names: as given when absolute, else relative
+// to the map's directory or its parent.
+func (r *alignReader) find(file string) (string, error) {
+	if filepath.IsAbs(file) {
+		return file, nil
+	}
+	for _, dir := range []string{r.mapDir, filepath.Dir(r.mapDir)} {
+		p := filepath.Join(dir, file)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found next to the map file", file)
+}
+
+// archiveMember returns the contents of the member called name in a
+// System V / GNU ar archive (the format GNU ar writes: a "//" table holds
+// long names, which members name as "/offset"). A name that occurs twice
+// is ambiguous and refused, since the map does not say which one it means.
+func archiveMember(data []byte, name string) ([]byte, error) {
+	const magic = "!<arch>\n"
+	if !bytes.HasPrefix(data, []byte(magic)) {
+		if bytes.HasPrefix(data, []byte("!<thin>\n")) {
+			return nil, fmt.Errorf("thin archive: its members are separate files")
+		}
+		return nil, fmt.Errorf("not an ar archive")
+	}
+	var longNames []byte
+	var found []byte
+	count := 0
+	for off := len(magic); off+60 <= len(data); {
+		hdr := data[off : off+60]
+		if string(hdr[58:60]) != "`\n" {
+			return nil, fmt.Errorf("bad member header at offset %d", off)
+		}
+		size, err := strconv.ParseUint(strings.TrimSpace(string(hdr[48:58])), 10, 63)
+		if err != nil || uint64(off+60)+size > uint64(len(data)) {
+			return nil, fmt.Errorf("bad member size at offset %d", off)
+		}
+		body := data[off+60 : off+60+int(size)]
+		raw := strings.TrimRight(string(hdr[:16]), " ")
+		member := strings.TrimSuffix(raw, "/")
+		switch {
+		case raw == "//":
+			longNames = body
+		case raw == "/" || raw == "/SYM64/":
+		case strings.HasPrefix(raw, "/"):
+			n, err := strconv.Atoi(raw[1:])
+			if err != nil || n < 0 || n >= len(longNames) {
+				return nil, fmt.Errorf("bad long member name %q", raw)
+			}
+			member = string(longNames[n:])
+			if end := strings.Index(member, "/\n"); end >= 0 {
+				member = member[:end]
+			}
+		}
+		if member == name && raw != "/" && raw != "//" {
+			found = body
+			count++
+		}
+		off += 60 + int(size) + int(size&1)
+	}
+	switch count {
+	case 0:
+		return nil, fmt.Errorf("no member %s", name)
+	case 1:
+		return found, nil
+	}
+	return nil, fmt.Errorf("%d members named %s", count, name)
+}
