@@ -80,6 +80,7 @@ func testOptions() StartOptions {
 // host talks to one running firmware.
 type host struct {
 	t      *testing.T
+	inst   *Instance
 	port   serial.Port
 	events chan sample.Event
 	fields atomic.Uint32 // fields of a stream run, for the decoder until a HEADER
@@ -102,7 +103,7 @@ func boot(t *testing.T, elfPath string, opts StartOptions) *host {
 		cancel()
 		t.Fatal(err)
 	}
-	h := &host{t: t, port: port, events: make(chan sample.Event, 4096)}
+	h := &host{t: t, inst: inst, port: port, events: make(chan sample.Event, 4096)}
 	readerDone := make(chan struct{})
 	t.Cleanup(func() {
 		inst.Stop()
@@ -150,6 +151,9 @@ func (h *host) read(done chan<- struct{}) {
 		}
 	}
 }
+
+// stop ends the emulator (which flushes its logs) before the test ends.
+func (h *host) stop() { h.inst.Stop() }
 
 // next returns the next frame, skipping log lines.
 func (h *host) next(timeout time.Duration) sample.Frame {

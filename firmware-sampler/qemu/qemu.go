@@ -137,8 +137,12 @@ type StartOptions struct {
 	// any instruction instead of only at translation-block boundaries.
 	OneInsnPerTB bool
 	// ExecLog, when set, makes QEMU write "-d in_asm,exec,nochain" to this
-	// file (with -singlestep, one entry per executed instruction). Slow.
+	// file: each translated block's instructions once, and a "Trace" line
+	// for every execution of a block. Slow unless ExecLogRange narrows it.
 	ExecLog string
+	// ExecLogRange limits ExecLog to code in [lo, hi) (QEMU's -dfilter),
+	// e.g. the ITCM to see only the sampler's interrupt.
+	ExecLogRange [2]uint64
 	// Output receives what QEMU prints after the pty line; nil drops it.
 	Output io.Writer
 }
@@ -179,6 +183,9 @@ func StartWith(ctx context.Context, elfPath string, opts StartOptions) (*Instanc
 	}
 	if opts.ExecLog != "" {
 		args = append(args, "-d", "in_asm,exec,nochain", "-D", opts.ExecLog)
+		if r := opts.ExecLogRange; r[1] > r[0] {
+			args = append(args, "-dfilter", fmt.Sprintf("%#x..%#x", r[0], r[1]-1))
+		}
 	}
 	cmd := exec.CommandContext(ctx, "qemu-system-arm", args...)
 	// QEMU's own process group, so that a terminal's ^C reaches only the

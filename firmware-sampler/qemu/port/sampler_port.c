@@ -53,23 +53,10 @@ void sampler_port_init(void)
 	tcmp_init(&cfg);
 }
 
-/*
- * CMSDK APB timer 0: clear the interrupt, then set the reload value for the
- * interval after the running one (the counter counts RELOAD..0, so an
- * interval of n ticks is RELOAD = n - 1). The second store, to the same
- * peripheral, completes after the clear, so the IRQ line is low on return.
- */
-TCMP_ITCM_FUNC void tcmp_port_timer_ack_next(uint32_t next_ticks)
-{
-	TIMER_INTCLEAR(TIMER0_BASE) = 1u;
-	TIMER_RELOAD(TIMER0_BASE) = next_ticks - 1u;
-}
-
-/* Runs from flash and calls the ITCM hook: through a long-branch veneer. */
 void tcmp_port_timer_start(uint32_t first_ticks)
 {
 	TIMER_CTRL(TIMER0_BASE) = 0;
-	tcmp_port_timer_ack_next(first_ticks);
+	TCMP_PORT_TIMER_ACK_NEXT(first_ticks);
 	TIMER_VALUE(TIMER0_BASE) = first_ticks - 1u;
 	nvic_enable(TIMER0_IRQn, IRQ_PRIO_SAMPLER);
 	TIMER_CTRL(TIMER0_BASE) = TIMER_CTRL_EN | TIMER_CTRL_IRQEN;

@@ -4,9 +4,10 @@
  *
  * The core's default sections put the sample path in ITCM
  * (.itcm_text.tcmp) and its buffer in DTCM (.dtcm_bss.tcmp), which
- * ld/teensy_qemu.ld places. The timer hook stays a function
- * (tcmp_port_timer_ack_next in sampler_port.c, also in ITCM); the thread
- * hook is an inline load.
+ * ld/teensy_qemu.ld places. Both sample-path hooks are inline, so the
+ * interrupt runs tcmp_sample_isr -> tcmp_on_sample and nothing else: the
+ * call and return of a hook function cost two of the ~40 instructions a
+ * sample may take (docs/qemu.md).
  */
 #ifndef QEMU_TCMP_PORT_CONFIG_H
 #define QEMU_TCMP_PORT_CONFIG_H
@@ -14,6 +15,18 @@
 #include <stdint.h>
 
 #include "cmsdk.h"
+
+/*
+ * CMSDK APB timer 0: clear the interrupt, then set the reload value for the
+ * interval after the running one (the counter counts RELOAD..0, so an
+ * interval of n ticks is RELOAD = n - 1). The second store, to the same
+ * peripheral, completes after the clear, so the IRQ line is low on return.
+ */
+#define TCMP_PORT_TIMER_ACK_NEXT(ticks)                   \
+	do {                                              \
+		TIMER_INTCLEAR(TIMER0_BASE) = 1u;         \
+		TIMER_RELOAD(TIMER0_BASE) = (ticks) - 1u; \
+	} while (0)
 
 /* The demo kernel's running thread; the pointer itself lives in DTCM. */
 struct k_thread;
