@@ -35,7 +35,8 @@ type Group struct {
 // counts for the function it was inlined into, since that is what moves).
 type FunctionStat struct {
 	Name     string        `json:"name"`
-	Function *elf.Function `json:"-"` // nil for samples outside every function
+	Addr     uint32        `json:"addr"` // the function's start; the PC for samples outside every function
+	Function *elf.Function `json:"-"`    // nil for samples outside every function
 	Samples  int           `json:"samples"`
 	Share    Share         `json:"share"`
 	Size     uint32        `json:"size"`
@@ -93,8 +94,9 @@ func (s *Symbolized) Analyze() *Analysis {
 		f := funcs[k]
 		if f == nil {
 			f = &FunctionStat{Name: st.PC.Name(), Function: st.PC.Function, Region: st.PC.Region, Library: st.PC.Library}
+			f.Addr = st.PC.Addr
 			if st.PC.Function != nil {
-				f.Size = st.PC.Function.Size
+				f.Addr, f.Size = st.PC.Function.Addr, st.PC.Function.Size
 			}
 			funcs[k] = f
 		}

@@ -53,7 +53,10 @@ func TestAnalyzeKnownDistribution(t *testing.T) {
 			t.Errorf("no function %s in %+v", name, a.Functions)
 			continue
 		}
-		size := sc.fw.Image.FunctionAt(sc.fw.Entry(t, name)).Size
+		if f.Addr != sc.fw.Entry(t, name) {
+			t.Errorf("%s at 0x%x, objdump says 0x%x", name, f.Addr, sc.fw.Entry(t, name))
+		}
+		size := sc.fw.SymbolSize(t, name)
 		if f.Samples != want || f.Size != size || math.Abs(f.Density-float64(want)/float64(size)) > 1e-12 {
 			t.Errorf("%s: %d samples, %d B, %.3f/B; want %d, %d B", name, f.Samples, f.Size, f.Density, want, size)
 		}

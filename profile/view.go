@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,8 +42,13 @@ func Serve(ctx context.Context, p *pprof.Profile, opts ViewOptions) error {
 		return fmt.Errorf("view: %w", err)
 	}
 	defer ln.Close()
-	hostport := ln.Addr().String()
-	url := "http://" + hostport + "/ui/"
+	addr := ln.Addr().(*net.TCPAddr)
+	hostport := addr.String()
+	urlHost := hostport
+	if addr.IP.IsUnspecified() { // listening on every interface: localhost reaches it too
+		urlHost = net.JoinHostPort("localhost", strconv.Itoa(addr.Port))
+	}
+	url := "http://" + urlHost + "/ui/"
 	if opts.Ready != nil {
 		opts.Ready(url)
 	}
@@ -56,7 +62,7 @@ func Serve(ctx context.Context, p *pprof.Profile, opts ViewOptions) error {
 	}
 	flags := &fixedFlags{FlagSet: flag.NewFlagSet("pprof", flag.ContinueOnError), args: append(args, "tcmprof")}
 	flags.SetOutput(logw)
-	loopback := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
+	loopback := addr.IP.IsLoopback()
 	return driver.PProf(&driver.Options{
 		Flagset: flags,
 		Fetch:   memoryFetcher{p},

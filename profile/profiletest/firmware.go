@@ -269,3 +269,20 @@ func Pprof(t testing.TB, args ...string) string {
 	}
 	return string(out)
 }
+
+// SymbolSize is the size of symbol name as arm-none-eabi-nm prints it.
+func (fw *Firmware) SymbolSize(t testing.TB, name string) uint32 {
+	t.Helper()
+	out, err := exec.Command("arm-none-eabi-nm", "-S", fw.ELF).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 4 && f[3] == name {
+			n, _ := strconv.ParseUint(f[1], 16, 32)
+			return uint32(n)
+		}
+	}
+	t.Fatalf("nm shows no sized symbol %s", name)
+	return 0
+}
