@@ -104,6 +104,13 @@ func (d *Device) record(i uint32, f sample.Fields) sample.Record {
 	return r
 }
 
+// Stalled reports whether the configured stall has happened.
+func (d *Device) Stalled() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stalled
+}
+
 // Reset forgets the run, as a device that rebooted would.
 func (d *Device) Reset() {
 	d.mu.Lock()
