@@ -140,9 +140,10 @@ func RenderZephyr(w io.Writer, p *place.Plan) ([]Skip, error) {
 }
 
 // Collision is a function that a Zephyr plan would move although it is not
-// planned: gen_relocate_app.py names input files by object base name only
-// (KEEP(*main.c.obj(".text.foo"))), so a same-named section in another
-// object with the same base name moves too.
+// planned. gen_relocate_app.py writes KEEP(*<object base name>("<section>"))
+// for each relocated section, and GNU ld matches both parts as globs (even
+// quoted): "*ip.c.obj" also takes drv/ip.c.obj and myip.c.obj, and a
+// section named ".text.a*b" also takes ".text.aXb".
 type Collision struct {
 	Planned place.Entry
 	Other   place.Func
@@ -151,16 +152,22 @@ type Collision struct {
 // ZephyrCollisions lists the functions of image that the Zephyr rendering
 // of p would drag into ITCM with the planned ones.
 func ZephyrCollisions(p *place.Plan, image []place.Func) []Collision {
-	type id struct{ base, section string }
-	planned := make(map[id]place.Entry)
+	type id struct{ archive, object, section string }
+	isPlanned := make(map[id]bool)
 	for _, e := range p.Entries {
-		planned[id{path.Base(e.Object), e.Section}] = e
+		isPlanned[id{e.Archive, e.Object, e.Section}] = true
 	}
 	var out []Collision
 	for _, f := range image {
-		e, ok := planned[id{path.Base(f.Object), f.Section}]
-		if ok && (f.Object != e.Object || f.Archive != e.Archive) {
-			out = append(out, Collision{Planned: e, Other: f})
+		if isPlanned[id{f.Archive, f.Object, f.Section}] {
+			continue
+		}
+		for _, e := range p.Entries {
+			sectionHit, _ := path.Match(e.Section, f.Section)
+			if strings.HasSuffix(f.Object, path.Base(e.Object)) && (sectionHit || f.Section == e.Section) {
+				out = append(out, Collision{Planned: e, Other: f})
+				break
+			}
 		}
 	}
 	return out
