@@ -165,7 +165,7 @@ func TestRank(t *testing.T) {
 		if r.Ranked != (r.Samples >= DefaultMinSamples) {
 			t.Errorf("%s: ranked %v with %d samples", r.Func.Symbol, r.Ranked, r.Samples)
 		}
-		if !(r.ShareCI.Lo <= r.Share && r.Share <= r.ShareCI.Hi) || !(r.DensityC.Lo <= r.Density && r.Density <= r.DensityC.Hi) {
+		if !(r.ShareCI.Lo <= r.Share && r.Share <= r.ShareCI.Hi) || !(r.DensityCI.Lo <= r.Density && r.Density <= r.DensityCI.Hi) {
 			t.Errorf("%s: estimate outside its interval", r.Func.Symbol)
 		}
 	}

@@ -48,7 +48,7 @@ type RankRow struct {
 	Share    float64  // Samples / BusySamples
 	ShareCI  Interval // 95 % Wilson interval of Share
 	Density  float64  // busy samples per byte
-	DensityC Interval // ShareCI scaled to samples per byte
+	DensityCI Interval // ShareCI scaled to samples per byte
 	// Ranked is false when the function has fewer than the minimum samples;
 	// such rows are listed for completeness but never planned.
 	Ranked bool
@@ -80,7 +80,7 @@ func Rank(in *Input, minSamples int) []RankRow {
 			Share:    share,
 			ShareCI:  ci,
 			Density:  float64(f.Samples) / float64(f.Size),
-			DensityC: Interval{Lo: ci.Lo * scale, Hi: ci.Hi * scale},
+			DensityCI: Interval{Lo: ci.Lo * scale, Hi: ci.Hi * scale},
 			Ranked:   f.Samples >= minSamples,
 		})
 	}
