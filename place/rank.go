@@ -43,11 +43,11 @@ func WilsonInterval(k, n int) Interval {
 
 // RankRow is one function in the ranking.
 type RankRow struct {
-	Func     *Func
-	Samples  int
-	Share    float64  // Samples / BusySamples
-	ShareCI  Interval // 95 % Wilson interval of Share
-	Density  float64  // busy samples per byte
+	Func      *Func
+	Samples   int
+	Share     float64  // Samples / BusySamples
+	ShareCI   Interval // 95 % Wilson interval of Share
+	Density   float64  // busy samples per byte
 	DensityCI Interval // ShareCI scaled to samples per byte
 	// Ranked is false when the function has fewer than the minimum samples;
 	// such rows are listed for completeness but never planned.
@@ -75,13 +75,13 @@ func Rank(in *Input, minSamples int) []RankRow {
 			share = float64(f.Samples) / float64(in.BusySamples)
 		}
 		rows = append(rows, RankRow{
-			Func:     f,
-			Samples:  f.Samples,
-			Share:    share,
-			ShareCI:  ci,
-			Density:  float64(f.Samples) / float64(f.Size),
+			Func:      f,
+			Samples:   f.Samples,
+			Share:     share,
+			ShareCI:   ci,
+			Density:   float64(f.Samples) / float64(f.Size),
 			DensityCI: Interval{Lo: ci.Lo * scale, Hi: ci.Hi * scale},
-			Ranked:   f.Samples >= minSamples,
+			Ranked:    f.Samples >= minSamples,
 		})
 	}
 	sort.SliceStable(rows, func(a, b int) bool {
