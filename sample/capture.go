@@ -42,7 +42,7 @@ func (r Range) String() string {
 
 // HostInfo says where, when and with what a capture was taken.
 type HostInfo struct {
-	Time        time.Time `json:"time"`           // when the drain started
+	Time        time.Time `json:"time"`           // when the capture command started
 	Port        string    `json:"port,omitempty"` // serial device path
 	Baud        int       `json:"baud,omitempty"`
 	USB         USBInfo   `json:"usb"`

@@ -84,7 +84,8 @@ type Session struct {
 	chunks   chan []byte
 	readErr  error // why the stream ended; valid once chunks is closed
 	pending  []Event
-	lastData time.Time
+	lastData time.Time // when bytes last came
+	flushed  bool      // the decoder was told the line is idle since then
 
 	// OnLog receives each line of log text from the device.
 	OnLog func(line string)
@@ -171,10 +172,14 @@ func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
 			return nil, errTimeout
 		}
 		wait := deadline.Sub(now)
-		flushAt := s.lastData.Add(s.timeouts.LogFlush)
-		flushing := s.timeouts.LogFlush > 0 && flushAt.After(now) && flushAt.Before(deadline)
-		if flushing {
-			wait = flushAt.Sub(now)
+		if !s.flushed && s.timeouts.LogFlush > 0 {
+			flushAt := s.lastData.Add(s.timeouts.LogFlush)
+			if !now.Before(flushAt) {
+				s.pending = append(s.pending, s.dec.Idle()...)
+				s.flushed = true
+				continue
+			}
+			wait = min(wait, flushAt.Sub(now))
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -186,12 +191,9 @@ func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
 			if !ok {
 				return nil, &DisconnectError{s.readErr}
 			}
-			s.lastData = time.Now()
+			s.lastData, s.flushed = time.Now(), false
 			s.pending = append(s.pending, s.dec.Feed(c)...)
 		case <-timer.C:
-			if flushing {
-				s.pending = append(s.pending, s.dec.Idle()...)
-			}
 		}
 	}
 }
@@ -567,7 +569,7 @@ func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Captur
 			err = fmt.Errorf("every record arrived, but DONE failed: %w", derr)
 		}
 	}
-	c := s.capture(want)
+	c := s.capture()
 	if len(c.Missing) > 0 {
 		resumable := c.Header.Mode == ModeSnapshot && !errors.Is(cause, errUnavailable)
 		return c, &IncompleteError{Missing: c.Missing, Total: uint64(want.Len()), Resumable: resumable, Cause: cause}
@@ -651,7 +653,7 @@ func (s *Session) needThreads() bool {
 }
 
 // capture assembles what arrived.
-func (s *Session) capture(want Range) *Capture {
+func (s *Session) capture() *Capture {
 	h := *s.header
 	c := &Capture{Header: h, Records: s.set.records(), Missing: s.set.missing(), Stats: s.Stats()}
 	if len(s.threads) > 0 {
@@ -736,7 +738,7 @@ func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, m
 		s.set.extendTo(final.Stored)
 	}
 	s.header = &final
-	c := s.capture(s.set.want)
+	c := s.capture()
 	if len(c.Missing) > 0 || cause != nil {
 		return c, &IncompleteError{Missing: c.Missing, Total: uint64(s.set.want.Len()), Cause: cause}
 	}
