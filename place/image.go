@@ -43,6 +43,10 @@ const (
 	PinVectors = "vector table"
 )
 
+// linkerStubs is the "object" GNU ld's map names for the sections of
+// veneers it generated.
+const linkerStubs = "linker stubs"
+
 // samplerPrefix starts every symbol of the firmware-sampler core and its
 // ports: the code that takes the samples stays where it was measured from.
 const samplerPrefix = "tcmp_"
@@ -89,7 +93,9 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		}
 		switch {
 		case fn.Veneer:
-			pf.Pin = PinVeneer
+			// ld writes veneers after the last object's STT_FILE symbol,
+			// which is not their source.
+			pf.Pin, pf.Key.Source = PinVeneer, ""
 		case strings.HasPrefix(fn.Name, samplerPrefix):
 			pf.Pin = PinSampler
 		}
@@ -114,7 +120,10 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 				align, err := aligns.align(s)
 				if err != nil {
 					align = inferAlign(src.Map, s)
-					warnings = append(warnings, fmt.Sprintf("alignment of %s in %s inferred as %d from its address (%v)", s.Name, s.File(), align, err))
+					// ld's own stub sections have no object to read.
+					if s.Object != linkerStubs {
+						warnings = append(warnings, fmt.Sprintf("alignment of %s in %s inferred as %d from its address (%v)", s.Name, s.File(), align, err))
+					}
 				}
 				pf.Align = align
 			}
@@ -259,7 +268,7 @@ func (r *alignReader) load(s *elf.InputSection) (*objectSections, error) {
 	if s.Archive != "" {
 		file = s.Archive
 	}
-	if file == "" || file == "linker stubs" {
+	if file == "" || file == linkerStubs {
 		return nil, fmt.Errorf("no object file")
 	}
 	path, err := r.find(file)

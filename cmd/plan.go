@@ -1,0 +1,294 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tcmprof/tcmprof/linker"
+	"github.com/tcmprof/tcmprof/place"
+)
+
+type planOptions struct {
+	input      inputOptions
+	budget     string
+	excludes   []string
+	formats    []string
+	outputs    []string
+	svg        string
+	minSamples int
+}
+
+// Plan output formats.
+const (
+	formatZephyr = "zephyr"
+	formatLD     = "ld"
+	formatList   = "list"
+	formatJSON   = "json"
+)
+
+func init() { register(newPlanCmd) }
+
+func newPlanCmd(s Streams) *cobra.Command {
+	o := &planOptions{}
+	c := &cobra.Command{
+		Use:   "plan (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE [--budget SIZE] --format F -o FILE ...",
+		Short: "Plan which functions to move into ITCM under a byte budget",
+		Long: `plan chooses the functions to move into ITCM that cover the most busy samples
+within --budget bytes of ITCM, counting what each choice really costs there:
+alignment padding as GNU ld lays the sections out, and the long-branch veneers
+that calls between ITCM and flash need. It prints the predicted ITCM use, the
+share of busy samples covered, the exact plan against the greedy
+samples-per-byte baseline, and the benefit over a range of budgets (--svg
+draws it).
+
+Never planned: the board's boot-critical functions and everything they call
+(they run before ITCM is filled), the sampler (tcmp_*), veneers, the vector
+table, code already in ITCM, functions matching --exclude (a glob on the
+symbol, its base name, its source path or the source's base name), functions
+without their own input section (build with -ffunction-sections) and those
+with fewer than --min-samples busy samples. The map file is required.
+
+--format and -o come in pairs, in order; several pairs write several files
+from one plan:
+  json    the plan itself, for "tcmprof verify" (and for humans)
+  ld      a GNU ld fragment to INCLUDE inside an ITCM output section that
+          comes before the one collecting *(.text*)
+  zephyr  zephyr_code_relocate() calls for the application's CMakeLists.txt;
+          the Kconfig fragment it needs (CONFIG_CODE_DATA_RELOCATION=y) is
+          written beside it, with the extension replaced by .conf
+          (-o itcm.cmake also writes itcm.conf)
+  list    one function per line: symbol, section, object, source
+The padding is predicted for the layout of the chosen format, so ld and
+zephyr can not be asked for in one run. Entries a format can not express are
+listed on stderr. Files are written atomically.
+
+--budget takes bytes or a size with a K, KiB, M or MiB suffix (32K = 32768);
+the default is all the ITCM the image leaves free.`,
+		Example: `  tcmprof plan --build-dir build before.tcmcap --budget 32K --format zephyr -o itcm.cmake --format json -o plan.json
+  tcmprof plan --elf demo.elf --map demo.map --board qemu-demo run.tcmcap --format ld -o itcm.ld --format json -o plan.json
+  tcmprof plan --build-dir build before.tcmcap --exclude 'z_impl_*' --exclude 'net_*.c' --format list -o plan.txt --svg curve.svg`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runPlan(s, o, args[0]) },
+	}
+	o.input.addFlags(c)
+	f := c.Flags()
+	f.StringVar(&o.budget, "budget", "", "ITCM bytes the plan may add, e.g. 32K or 24576 (default: all the free ITCM)")
+	f.StringArrayVar(&o.excludes, "exclude", nil, "glob of functions never to move (symbol, base name, source path or file name); repeatable")
+	f.StringArrayVar(&o.formats, "format", nil, "output format: zephyr, ld, list or json; pairs with the -o that follows")
+	f.StringArrayVarP(&o.outputs, "output", "o", nil, "file to write in the matching --format")
+	f.StringVar(&o.svg, "svg", "", "draw the benefit curve (share of busy samples against budget) as SVG")
+	f.IntVar(&o.minSamples, "min-samples", place.DefaultMinSamples, "fewest busy samples a function needs to be planned")
+	return c
+}
+
+func runPlan(s Streams, o *planOptions, capture string) error {
+	layout, err := o.check()
+	if err != nil {
+		return err
+	}
+	budget := int64(-1)
+	if o.budget != "" {
+		b, err := parseSize(o.budget)
+		if err != nil {
+			return fmt.Errorf("--budget: %w", err)
+		}
+		budget = b
+	}
+	in, sym, err := o.input.placeInput(s, capture)
+	if err != nil {
+		return err
+	}
+	if sym.Options.Map == nil {
+		return errors.New("plan needs the link map (input sections and objects): give --map or --build-dir")
+	}
+	plan, err := place.Build(in, place.Options{Budget: budget, Excludes: o.excludes, MinSamples: o.minSamples, Layout: layout})
+	if err != nil {
+		return err
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintf(s.Err, "tcmprof: warning: %s\n", w)
+	}
+	for i, format := range o.formats {
+		skipped, err := writePlan(o.outputs[i], format, plan)
+		if err != nil {
+			return err
+		}
+		for _, sk := range skipped {
+			fmt.Fprintf(s.Err, "tcmprof: %s: skipped %s\n", o.outputs[i], sk)
+		}
+	}
+	if o.svg != "" {
+		title := fmt.Sprintf("ITCM benefit curve, build-id %s", plan.BuildID)
+		if err := writeAtomic(o.svg, func(w io.Writer) error { return place.RenderCurveSVG(w, plan.Curve, title) }); err != nil {
+			return err
+		}
+	}
+	return writePlanSummary(s.Out, plan)
+}
+
+// check validates the format/output pairs and returns the layout they need.
+func (o *planOptions) check() (place.Layout, error) {
+	if len(o.formats) == 0 {
+		return "", errors.New("give at least one --format with its -o FILE")
+	}
+	if len(o.formats) != len(o.outputs) {
+		return "", fmt.Errorf("%d --format but %d -o: give them in pairs", len(o.formats), len(o.outputs))
+	}
+	if o.minSamples < 1 {
+		return "", errors.New("--min-samples must be at least 1")
+	}
+	var layout place.Layout
+	seen := make(map[string]bool)
+	for i, f := range o.formats {
+		switch f {
+		case formatZephyr, formatLD:
+			l := place.Layout(f)
+			if layout != "" && layout != l {
+				return "", errors.New("--format ld and zephyr lay the functions out in different orders, so their padding differs: make one plan for each")
+			}
+			layout = l
+		case formatList, formatJSON:
+		default:
+			return "", fmt.Errorf("unknown --format %q (zephyr, ld, list or json)", f)
+		}
+		for _, out := range append([]string{o.outputs[i]}, confPath(o.outputs[i], f)...) {
+			if seen[out] {
+				return "", fmt.Errorf("-o %s given twice", out)
+			}
+			seen[out] = true
+		}
+	}
+	if layout == "" {
+		layout = place.LayoutLD
+	}
+	return layout, nil
+}
+
+// confPath is the Kconfig fragment written beside a zephyr output.
+func confPath(out, format string) []string {
+	if format != formatZephyr {
+		return nil
+	}
+	return []string{strings.TrimSuffix(out, filepath.Ext(out)) + ".conf"}
+}
+
+func writePlan(path, format string, p *place.Plan) ([]linker.Skip, error) {
+	var skipped []linker.Skip
+	err := writeAtomic(path, func(w io.Writer) error {
+		var err error
+		switch format {
+		case formatJSON:
+			return linker.WritePlanJSON(w, p)
+		case formatList:
+			return linker.WriteList(w, p)
+		case formatLD:
+			skipped, err = linker.RenderLD(w, p)
+		case formatZephyr:
+			skipped, err = linker.RenderZephyr(w, p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, conf := range confPath(path, format) {
+		if err := writeAtomic(conf, func(w io.Writer) error {
+			_, err := io.WriteString(w, linker.ZephyrKconfig)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return skipped, nil
+}
+
+func writePlanSummary(w io.Writer, p *place.Plan) error {
+	pr := p.Prediction
+	fmt.Fprintf(w, "plan (%s layout): %d functions, %d bytes of the %d-byte budget (code %d, padding %d, %d veneers in ITCM, %d ITCM veneers removed)\n",
+		p.Layout, pr.Functions, pr.Bytes, p.Budget, pr.Code, pr.Padding, pr.ITCMStubs, pr.RemovedStubs)
+	fmt.Fprintf(w, "ITCM use: %d of %d bytes predicted (%d before)\n", pr.ITCMUsed, p.ITCMSize, p.ITCMUsed)
+	fmt.Fprintf(w, "busy samples covered: %d of %d (%.1f %%)\n", pr.Samples, p.BusySamples, 100*pr.Share)
+	proof := "proven optimal under the cost model"
+	if !p.Optimal {
+		proof = fmt.Sprintf("search stopped early; no plan covers more than %d samples", p.UpperBound)
+	}
+	fmt.Fprintf(w, "exact plan: %s\n", proof)
+	fmt.Fprintf(w, "greedy by samples per byte: %d functions, %d bytes, %d samples (%.1f %%)\n",
+		p.Greedy.Functions, p.Greedy.Bytes, p.Greedy.Samples, 100*p.Greedy.Share)
+	fmt.Fprintf(w, "veneers in the image: %d now, %d predicted\n", p.VeneersBefore, pr.Veneers)
+	if len(p.Entries) > 0 {
+		fmt.Fprintln(w, "\nplanned:")
+		for _, e := range p.Entries {
+			fmt.Fprintf(w, "  %6d samples  %5d B  %s\n", e.Samples, e.Size, e.Key)
+		}
+	}
+	var sampled []place.Exclusion
+	for _, x := range p.Excluded {
+		if x.Samples > 0 && x.Reason != place.ReasonFewSamples {
+			sampled = append(sampled, x)
+		}
+	}
+	if len(sampled) > 0 {
+		fmt.Fprintln(w, "\nnot planned although sampled:")
+		for _, x := range sampled {
+			detail := x.Reason
+			if x.Detail != "" {
+				detail += ": " + x.Detail
+			}
+			fmt.Fprintf(w, "  %6d samples  %s (%s)\n", x.Samples, x.Key, detail)
+		}
+	}
+	fmt.Fprintln(w, "\nbenefit by budget:")
+	return place.WriteCurveTable(w, p.Curve)
+}
+
+// parseSize reads a byte count: "4096", "0x1000", "32K", "32KiB", "1M",
+// "1MiB" (K and M are binary, as memory sizes are).
+func parseSize(s string) (int64, error) {
+	num, mult := strings.TrimSpace(s), int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"K", 1 << 10}, {"M", 1 << 20}, {"k", 1 << 10}} {
+		if strings.HasSuffix(num, u.suffix) {
+			num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 0, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a size in bytes (e.g. 32K, 32KiB, 1M or 24576)", s)
+	}
+	if n > (1<<32)/mult {
+		return 0, fmt.Errorf("%q is more than 4 GiB", s)
+	}
+	return n * mult, nil
+}
+
+// writeAtomic writes a file the user keeps: to a temporary file in the
+// same directory, renamed over path only when write succeeded, so a failed
+// run never leaves a half-written plan behind.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename this fails harmlessly
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // CreateTemp makes it private
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,129 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/profile"
+)
+
+type rankOptions struct {
+	input      inputOptions
+	json       bool
+	top        int
+	minSamples int
+}
+
+func init() { register(newRankCmd) }
+
+func newRankCmd(s Streams) *cobra.Command {
+	o := &rankOptions{}
+	c := &cobra.Command{
+		Use:   "rank (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE",
+		Short: "Rank functions by busy samples per byte, the key for ITCM placement",
+		Long: `rank lists the functions that have busy samples, densest first (busy samples
+per byte of code): samples, share of busy samples with its 95 % Wilson
+interval, size (the input section's, which is what moves), samples per byte,
+memory region and library. Functions with fewer than --min-samples samples are
+listed but marked: their density is mostly noise, and plan leaves them out.
+
+Samples are classified busy or idle exactly as by "tcmprof report".`,
+		Example: `  tcmprof rank --build-dir build before.tcmcap
+  tcmprof rank --elf zephyr.elf --map zephyr.map before.tcmcap --top 20
+  tcmprof rank --build-dir build before.tcmcap --json > rank.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runRank(s, o, args[0]) },
+	}
+	o.input.addFlags(c)
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON instead of a table")
+	c.Flags().IntVar(&o.top, "top", 30, "functions to list (0 = all)")
+	c.Flags().IntVar(&o.minSamples, "min-samples", place.DefaultMinSamples, "fewest busy samples a function needs to be ranked")
+	return c
+}
+
+func runRank(s Streams, o *rankOptions, capture string) error {
+	if o.top < 0 {
+		return errors.New("--top must be 0 (all) or more")
+	}
+	if o.minSamples < 1 {
+		return errors.New("--min-samples must be at least 1")
+	}
+	in, _, err := o.input.placeInput(s, capture)
+	if err != nil {
+		return err
+	}
+	rows := place.Rank(in, o.minSamples)
+	if o.top > 0 && len(rows) > o.top {
+		rows = rows[:o.top]
+	}
+	if o.json {
+		return writeRankJSON(s.Out, rows)
+	}
+	fmt.Fprintf(s.Out, "%d busy samples\n\n", in.BusySamples)
+	return place.WriteRankTable(s.Out, rows)
+}
+
+// rankJSON is one row of rank --json.
+type rankJSON struct {
+	Function string         `json:"function"`
+	Source   string         `json:"source,omitempty"`
+	Samples  int            `json:"samples"`
+	Share    float64        `json:"share"`
+	ShareCI  place.Interval `json:"share_ci"`
+	Size     uint32         `json:"size"`
+	Density  float64        `json:"samples_per_byte"`
+	Region   string         `json:"region,omitempty"`
+	Library  string         `json:"library,omitempty"`
+	Section  string         `json:"section,omitempty"`
+	Ranked   bool           `json:"ranked"`
+}
+
+func writeRankJSON(w io.Writer, rows []place.RankRow) error {
+	out := make([]rankJSON, len(rows))
+	for i, r := range rows {
+		out[i] = rankJSON{Function: r.Func.Symbol, Source: r.Func.Key.Source, Samples: r.Samples, Share: r.Share,
+			ShareCI: r.ShareCI, Size: r.Func.Size, Density: r.Density, Region: r.Func.Region,
+			Library: r.Func.Library(), Section: r.Func.Section, Ranked: r.Ranked}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// placeInput reads the capture against its build as report does and fills
+// the planner's input from the same build (see place.FromImage).
+func (o *inputOptions) placeInput(s Streams, capture string) (*place.Input, *profile.Symbolized, error) {
+	src, err := o.sources()
+	if err != nil {
+		return nil, nil, err
+	}
+	sym, err := o.symbolize(s.Err, capture, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, warnings, err := place.FromImage(place.ImageSources{Image: sym.Image, Map: sym.Options.Map,
+		MapPath: src.mapFile, Board: sym.Board, Analysis: sym.Analyze()})
+	if err != nil {
+		return nil, nil, err
+	}
+	printWarnings(s.Err, warnings)
+	return in, sym, nil
+}
+
+// maxWarnings bounds the warnings printed one per line; an image with
+// hundreds of unreadable objects says so in one more line.
+const maxWarnings = 5
+
+func printWarnings(w io.Writer, warnings []string) {
+	for i, msg := range warnings {
+		if i == maxWarnings {
+			fmt.Fprintf(w, "tcmprof: warning: ... and %d more like these\n", len(warnings)-maxWarnings)
+			break
+		}
+		fmt.Fprintf(w, "tcmprof: warning: %s\n", msg)
+	}
+}

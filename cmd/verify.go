@@ -1,0 +1,156 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/linker"
+	"github.com/tcmprof/tcmprof/place"
+)
+
+// exitVerifyFailed is verify's exit code when the rebuilt image departs
+// from the plan, so scripts can tell "plan not met" (3) from "could not
+// check" (1).
+const exitVerifyFailed = 3
+
+type verifyOptions struct {
+	input inputOptions
+	plan  string
+}
+
+func init() { register(newVerifyCmd) }
+
+func newVerifyCmd(s Streams) *cobra.Command {
+	o := &verifyOptions{}
+	c := &cobra.Command{
+		Use:   "verify (--elf NEW.elf | --build-dir DIR) [--map NEW.map] --plan plan.json",
+		Short: "Check a rebuilt image against its ITCM plan",
+		Long: `verify checks the image rebuilt with a plan's output (written by
+"tcmprof plan --format json"): every planned function is in ITCM (GCC clones
+renumbered by the rebuild, foo.constprop.0 becoming foo.constprop.1, are
+found again and noted); no function the plan excluded for safety (boot path,
+sampler, pins, --exclude) moved into ITCM; ITCM use and the number of
+long-branch veneers are within tolerance of the prediction.
+
+Exit status: 0 when the image meets the plan, 3 when it does not (each
+violation is listed, one per line, on stdout), 1 when it could not be checked.`,
+		Example: `  tcmprof verify --build-dir build --plan plan.json
+  tcmprof verify --elf build-itcm/demo.elf --plan plan.json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runVerify(s, o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.input.elfPath, "elf", "", "the rebuilt firmware ELF")
+	f.StringVar(&o.input.buildDir, "build-dir", "", "the rebuilt west build directory: reads zephyr/zephyr.elf and zephyr.map")
+	f.StringVar(&o.input.mapPath, "map", "", "the rebuilt image's map file, for input sections in the report (default: from --build-dir)")
+	f.StringVar(&o.plan, "plan", "", "the plan (tcmprof plan --format json)")
+	c.MarkFlagRequired("plan")
+	return c
+}
+
+func runVerify(s Streams, o *verifyOptions) error {
+	plan, err := readPlan(o.plan)
+	if err != nil {
+		return err
+	}
+	src, err := o.input.sources()
+	if err != nil {
+		return err
+	}
+	img, err := elf.Open(src.elf)
+	if err != nil {
+		return err
+	}
+	var m *elf.Map
+	if src.mapFile != "" {
+		if m, err = readMap(src.mapFile); err != nil {
+			return err
+		}
+	}
+	// The ITCM the plan was made for is the one to check against; the
+	// board's other regions only name memories in messages.
+	board := &elf.Board{Name: "plan", Regions: []elf.Region{{Name: "ITCM", Kind: elf.KindITCM, Start: plan.ITCMStart, Size: plan.ITCMSize}}}
+	in, warnings, err := place.FromImage(place.ImageSources{Image: img, Map: m, MapPath: src.mapFile, Board: board})
+	if err != nil {
+		return err
+	}
+	printWarnings(s.Err, warnings)
+	// Veneers are the linker's: they come and go with the plan, by name
+	// and region, and are checked by their count alone.
+	var funcs []place.Func
+	for _, f := range in.Funcs {
+		if f.Pin != place.PinVeneer {
+			funcs = append(funcs, f)
+		}
+	}
+	rep, err := linker.Verify(plan, &linker.Image{Funcs: funcs, ITCMStart: in.ITCMStart, ITCMSize: in.ITCMSize,
+		ITCMUsed: in.ITCMUsed, Veneers: place.Veneers(img)})
+	if err != nil {
+		return err
+	}
+	writeVerifyReport(s.Out, plan, rep)
+	if n := len(rep.Violations); n > 0 {
+		names := make([]string, 0, n)
+		for _, v := range rep.Violations {
+			names = append(names, v.String())
+		}
+		return exitError{fmt.Errorf("%s does not meet the plan: %d violation(s): %s", src.elf, n, strings.Join(names, "; ")), exitVerifyFailed}
+	}
+	return nil
+}
+
+func writeVerifyReport(w io.Writer, p *place.Plan, r *linker.Report) {
+	inITCM := 0
+	for _, res := range r.Resolved {
+		if res.Func != nil && place.InRange(res.Func.Addr, p.ITCMStart, p.ITCMSize) {
+			inITCM++
+		}
+	}
+	fmt.Fprintf(w, "planned functions in ITCM: %d of %d\n", inITCM, len(p.Entries))
+	fmt.Fprintf(w, "ITCM use: %d bytes, predicted %d (tolerance +%d)\n", r.ITCMUsed, r.PredictedITCMUsed, r.ITCMTolerance)
+	fmt.Fprintf(w, "veneers: %d, predicted %d (tolerance +%d)\n", r.Veneers, r.PredictedVeneers, r.VeneerTolerance)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, v := range r.Violations {
+		fmt.Fprintf(w, "VIOLATION %s\n", v)
+	}
+	if len(r.Violations) == 0 {
+		fmt.Fprintln(w, "OK: the image meets the plan")
+	}
+}
+
+func readPlan(path string) (*place.Plan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := linker.ReadPlanJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// readMap parses a GNU ld map file.
+func readMap(path string) (*elf.Map, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := elf.ParseMap(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(m.Sections) == 0 {
+		return nil, errors.New(path + ": the map places no input sections")
+	}
+	return m, nil
+}
