@@ -46,7 +46,7 @@ map="$fw/tcmprof-demo.map"
 
 # -icount: the virtual clock counts instructions, so the sampling interval
 # and the demo's self-calibration do not depend on how busy this host is
-# (firmware-sampler/qemu/docs/qemu.md).
+# (docs/qemu.md).
 qemu_pid=
 cleanup() {
 	if [ -n "$qemu_pid" ] && kill -0 "$qemu_pid" 2>/dev/null; then
