@@ -292,12 +292,13 @@ func (ui *captureUI) showProgress(got, total uint64) {
 	ui.mu.Lock()
 	defer ui.mu.Unlock()
 	if ui.bar == nil {
-		ui.bar = ui.p.AddBar(int64(total),
-			mpb.PrependDecorators(decor.Name("records "), decor.CountersNoUnit("%d / %d")),
-			mpb.AppendDecorators(decor.Percentage()))
-	}
-	if int64(total) > 0 {
-		ui.bar.SetTotal(int64(total), false)
+		if total == 0 { // a stream of unknown length: a spinner and a count
+			ui.bar = ui.p.New(0, mpb.SpinnerStyle(), mpb.PrependDecorators(decor.Name("records "), decor.CurrentNoUnit("%d")))
+		} else {
+			ui.bar = ui.p.AddBar(int64(total),
+				mpb.PrependDecorators(decor.Name("records "), decor.CountersNoUnit("%d / %d")),
+				mpb.AppendDecorators(decor.Percentage()))
+		}
 	}
 	ui.bar.SetCurrent(int64(got))
 }

@@ -95,11 +95,13 @@ type Session struct {
 
 	header  *Header // the last HEADER
 	lastEnd *End    // the END of a stream run, once it came
-	set     *recordSet
-	threads map[uint32]string
-	retries uint64
-	rereqs  uint64
-	rerecs  uint64
+	// streamTotal is the records a stream run will send, 0 when unknown.
+	streamTotal uint64
+	set         *recordSet
+	threads     map[uint32]string
+	retries     uint64
+	rereqs      uint64
+	rerecs      uint64
 }
 
 // NewSession starts reading conn. Every byte read is first written to raw
@@ -208,7 +210,11 @@ func (s *Session) collect(f Frame) {
 				s.set.add(r)
 			}
 			if s.OnProgress != nil {
-				s.OnProgress(s.set.received, uint64(s.set.want.Len()))
+				total := uint64(s.set.want.Len())
+				if s.set.grow {
+					total = s.streamTotal
+				}
+				s.OnProgress(s.set.received, total)
 			}
 		}
 	case *End:
@@ -383,7 +389,7 @@ func (s *Session) Attach(ctx context.Context, stop <-chan struct{}) (*Capture, e
 	case h.State == StateIdle:
 		return nil, errors.New("the sampler holds no records (state idle); start a run without --attach")
 	case h.State == StateRunning && h.Mode == ModeStream:
-		s.set, s.threads, s.lastEnd = nil, nil, nil
+		s.set, s.threads, s.lastEnd, s.streamTotal = nil, nil, nil, 0
 		return s.stream(ctx, h, stop, 0)
 	case h.State == StateRunning:
 		if h, err = s.waitHolding(ctx, Start{Fields: h.Fields}, 0, stop); err != nil {
@@ -671,6 +677,7 @@ func (s *Session) Stream(ctx context.Context, st Start, maxDuration time.Duratio
 	s.set.grow = true
 	s.threads = nil
 	s.lastEnd = nil
+	s.streamTotal = uint64(st.Count)
 	if err := s.Start(ctx, st); err != nil {
 		return nil, err
 	}
