@@ -230,6 +230,7 @@ func TestCaptureFlagErrors(t *testing.T) {
 		{[]string{"capture", "--resume", filepath.Join(dir, "none.tcmcap")}, "no such file"},
 		{[]string{"capture", "--port", filepath.Join(dir, "nope"), "-o", filepath.Join(dir, "x.tcmcap")}, "opening"},
 		{[]string{"info", filepath.Join(dir, "none.tcmcap")}, "no such file"},
+		{[]string{"capture", "--port", "auto", "--vid", "ffff", "--pid", "fffe", "-o", filepath.Join(dir, "x.tcmcap")}, "no serial port"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runTcmprof(tt.args...)
