@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tcmprof/tcmprof/elf"
@@ -52,7 +52,8 @@ func runSymbolize(o *symbolizeOptions, s Streams, args []string) error {
 		fmt.Fprintf(s.Err, "tcmprof: warning: %s: %s\n", o.elf, w)
 	}
 	out := bufio.NewWriterSize(s.Out, 64<<10)
-	p := &symbolPrinter{out: out, json: o.json, noDemangle: o.noDemangle, quoted: map[string][]byte{}}
+	p := &symbolPrinter{out: out, json: o.json, noDemangle: o.noDemangle,
+		answers: map[uint32][]byte{}, quoted: map[string][]byte{}}
 	err = symbolizeAll(im, p, s.In, args)
 	// What was answered before a bad address is still printed.
 	if ferr := out.Flush(); err == nil {
@@ -66,12 +67,12 @@ func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, args []strin
 		addrs := make([]uint32, len(args))
 		for i, a := range args { // all checked before any is answered
 			var err error
-			if addrs[i], err = parseAddr(a); err != nil {
+			if addrs[i], err = parseAddr([]byte(a)); err != nil {
 				return err
 			}
 		}
 		for _, addr := range addrs {
-			p.print(addr, im.Symbolize(addr))
+			p.answer(im, addr)
 		}
 		return nil
 	}
@@ -85,13 +86,16 @@ func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, args []strin
 				return err
 			}
 		}
-		line, err := in.ReadString('\n')
-		if tok := strings.TrimSpace(line); tok != "" {
+		line, err := in.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			return fmt.Errorf("stdin line %d: longer than %d bytes", lineNo, in.Size())
+		}
+		if tok := bytes.TrimSpace(line); len(tok) > 0 {
 			addr, perr := parseAddr(tok)
 			if perr != nil {
 				return fmt.Errorf("stdin line %d: %w", lineNo, perr)
 			}
-			p.print(addr, im.Symbolize(addr))
+			p.answer(im, addr)
 		}
 		if err == io.EOF {
 			return nil
@@ -103,20 +107,37 @@ func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, args []strin
 }
 
 // parseAddr reads a 32-bit hex address, with or without 0x.
-func parseAddr(tok string) (uint32, error) {
+func parseAddr(tok []byte) (uint32, error) {
 	digits := tok
 	if len(digits) > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') {
 		digits = digits[2:]
 	}
-	v, err := strconv.ParseUint(digits, 16, 32)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+	if len(digits) == 0 {
+		return 0, fmt.Errorf("bad address %q: want hex, e.g. 0x60001234", tok)
+	}
+	var v uint64
+	for _, c := range digits {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, fmt.Errorf("bad address %q: want hex, e.g. 0x60001234", tok)
+		}
+		if v = v<<4 | uint64(d); v > math.MaxUint32 {
 			return 0, fmt.Errorf("address %q is wider than 32 bits", tok)
 		}
-		return 0, fmt.Errorf("bad address %q: want hex, e.g. 0x60001234", tok)
 	}
 	return uint32(v), nil
 }
+
+// maxCachedAnswers bounds the answer cache: a firmware image has at most a
+// few hundred thousand distinct code addresses, but input is unbounded.
+const maxCachedAnswers = 1 << 20
 
 // symbolPrinter writes frames in llvm-symbolizer's default shape or as
 // JSON lines.
@@ -124,9 +145,12 @@ type symbolPrinter struct {
 	out        *bufio.Writer
 	json       bool
 	noDemangle bool
-	// quoted caches each function and file name as a JSON string: a
-	// profile repeats few names many times.
-	quoted map[string][]byte
+	// answers caches the output for each address: samples repeat the same
+	// PCs over and over.
+	answers map[uint32][]byte
+	// quoted caches each function and file name as a JSON string.
+	quoted  map[string][]byte
+	scratch []byte
 }
 
 func (p *symbolPrinter) name(f elf.Frame) string {
@@ -136,30 +160,39 @@ func (p *symbolPrinter) name(f elf.Frame) string {
 	return f.Function
 }
 
-func (p *symbolPrinter) print(addr uint32, frames []elf.Frame) {
-	w := p.out
-	if p.json {
-		w.WriteString(`{"address":"0x`)
-		w.WriteString(strconv.FormatUint(uint64(addr), 16))
-		w.WriteString(`","frames":[`)
-		for i, f := range frames {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			w.WriteString(`{"function":`)
-			w.Write(p.quote(p.name(f)))
-			w.WriteString(`,"file":`)
-			w.Write(p.quote(f.File))
-			w.WriteString(`,"line":`)
-			w.WriteString(strconv.Itoa(f.Line))
-			w.WriteByte('}')
-		}
-		w.WriteString("]}\n")
+func (p *symbolPrinter) answer(im *elf.Image, addr uint32) {
+	if b, ok := p.answers[addr]; ok {
+		p.out.Write(b)
 		return
 	}
+	p.scratch = p.render(p.scratch[:0], addr, im.Symbolize(addr))
+	if len(p.answers) < maxCachedAnswers {
+		p.answers[addr] = bytes.Clone(p.scratch)
+	}
+	p.out.Write(p.scratch)
+}
+
+func (p *symbolPrinter) render(b []byte, addr uint32, frames []elf.Frame) []byte {
+	if p.json {
+		b = append(b, `{"address":"0x`...)
+		b = strconv.AppendUint(b, uint64(addr), 16)
+		b = append(b, `","frames":[`...)
+		for i, f := range frames {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"function":`...)
+			b = append(b, p.quote(p.name(f))...)
+			b = append(b, `,"file":`...)
+			b = append(b, p.quote(f.File)...)
+			b = append(b, `,"line":`...)
+			b = strconv.AppendInt(b, int64(f.Line), 10)
+			b = append(b, '}')
+		}
+		return append(b, "]}\n"...)
+	}
 	if len(frames) == 0 {
-		w.WriteString("??\n??:0:0\n\n")
-		return
+		return append(b, "??\n??:0:0\n\n"...)
 	}
 	for _, f := range frames {
 		name, file := p.name(f), f.File
@@ -169,9 +202,9 @@ func (p *symbolPrinter) print(addr uint32, frames []elf.Frame) {
 		if file == "" {
 			file = "??"
 		}
-		fmt.Fprintf(w, "%s\n%s:%d:%d\n", name, file, f.Line, f.Column)
+		b = fmt.Appendf(b, "%s\n%s:%d:%d\n", name, file, f.Line, f.Column)
 	}
-	w.WriteByte('\n')
+	return append(b, '\n')
 }
 
 func (p *symbolPrinter) quote(s string) []byte {

@@ -49,21 +49,11 @@ type lineRow struct {
 }
 
 // lineTable holds the rows of every CU's line program in one array sorted by
-// address (addrs is parallel to rows, for a cache-friendly binary search).
+// address (addrs is parallel to rows; both are merged into a pcMap).
 type lineTable struct {
 	addrs []uint32
 	rows  []lineRow
 	files []string
-}
-
-// at returns the row in force at pc: the last row at or below it, unless
-// that row ends a sequence.
-func (t *lineTable) at(pc uint32) (lineRow, bool) {
-	i := upperBound(t.addrs, pc) - 1
-	if i < 0 || t.rows[i].end {
-		return lineRow{}, false
-	}
-	return t.rows[i], true
 }
 
 // node is a subprogram (parent -1) or an inlined subroutine.
@@ -83,9 +73,9 @@ type subprogram struct {
 	starts        []uint32 // start of each of its ranges
 }
 
-// inlineTree maps a PC to its innermost node through a flat list of
-// segments: segStart[i] ≤ pc < segStart[i+1] lies in node segNode[i] (-1:
-// none).
+// inlineTree holds the nodes and their names; segStart/segNode map a PC to
+// its innermost node: segStart[i] ≤ pc < segStart[i+1] lies in node
+// segNode[i] (-1: none). The segments are merged into a pcMap.
 type inlineTree struct {
 	nodes    []node
 	names    []frameName
@@ -94,15 +84,58 @@ type inlineTree struct {
 	subs     map[uint32]*subprogram // by the start of each range of a subprogram
 }
 
-func (t *inlineTree) nodeAt(pc uint32) int32 {
-	i := upperBound(t.segStart, pc) - 1
-	if i < 0 {
-		return -1
-	}
-	return t.segNode[i]
+func (t *inlineTree) subprogramAt(addr uint32) *subprogram { return t.subs[addr] }
+
+// pcMap answers both questions about a PC, its line row and its innermost
+// node, with one binary search: start[i] ≤ pc < start[i+1] has line row
+// row[i] and node node[i] (-1: none). It is the union of the line table's
+// and the inline tree's step functions.
+type pcMap struct {
+	start []uint32
+	row   []int32
+	node  []int32
 }
 
-func (t *inlineTree) subprogramAt(addr uint32) *subprogram { return t.subs[addr] }
+func (m *pcMap) at(pc uint32) (row, node int32) {
+	i := upperBound(m.start, pc) - 1
+	if i < 0 {
+		return -1, -1
+	}
+	return m.row[i], m.node[i]
+}
+
+// mergePCMap merges the line rows (an end_sequence row ends a step with no
+// row) and the node segments into one pcMap.
+func mergePCMap(lines *lineTable, tree *inlineTree) pcMap {
+	var m pcMap
+	row, nd := int32(-1), int32(-1)
+	i, j := 0, 0
+	for i < len(lines.addrs) || j < len(tree.segStart) {
+		var at uint32
+		switch {
+		case j == len(tree.segStart) || (i < len(lines.addrs) && lines.addrs[i] < tree.segStart[j]):
+			at = lines.addrs[i]
+		default:
+			at = tree.segStart[j]
+		}
+		for ; i < len(lines.addrs) && lines.addrs[i] == at; i++ {
+			row = int32(i)
+			if lines.rows[i].end {
+				row = -1
+			}
+		}
+		for ; j < len(tree.segStart) && tree.segStart[j] == at; j++ {
+			nd = tree.segNode[j]
+		}
+		if k := len(m.start) - 1; k >= 0 && m.row[k] == row && m.node[k] == nd {
+			continue
+		}
+		m.start = append(m.start, at)
+		m.row = append(m.row, row)
+		m.node = append(m.node, nd)
+	}
+	return m
+}
 
 // upperBound returns the index of the first element of xs greater than v.
 func upperBound(xs []uint32, v uint32) int {
@@ -206,6 +239,8 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 	l.finishLines()
 	l.finishNames()
 	l.finishSegments()
+	im.pcs = mergePCMap(&l.lines, &l.tree)
+	l.lines.addrs, l.tree.segStart, l.tree.segNode = nil, nil, nil
 	im.lines, im.tree = l.lines, l.tree
 	im.warnings = append(im.warnings, l.warnings...)
 }
@@ -271,9 +306,29 @@ func (l *dwarfLoader) walk() error {
 			}
 		}
 		if e.Children {
+			if skipSubtree[e.Tag] {
+				// Nothing below holds code; declarations there that a
+				// subprogram names are read on demand (readDIEName).
+				r.SkipChildren()
+				continue
+			}
 			stack = append(stack, scope{self})
 		}
 	}
+}
+
+// tagGNUCallSite is DW_TAG_GNU_call_site, GCC's call sites before DWARF 5.
+const tagGNUCallSite dwarf.Tag = 0x4109
+
+// skipSubtree lists the tags whose children never carry code ranges:
+// types (class members are declarations; their code is a separate DIE at
+// unit or namespace level), parameters, variables and call sites. Skipping
+// them (by DW_AT_sibling) halves the walk.
+var skipSubtree = map[dwarf.Tag]bool{
+	dwarf.TagStructType: true, dwarf.TagClassType: true, dwarf.TagUnionType: true,
+	dwarf.TagEnumerationType: true, dwarf.TagSubroutineType: true, dwarf.TagArrayType: true,
+	dwarf.TagFormalParameter: true, dwarf.TagVariable: true,
+	dwarf.TagCallSite: true, tagGNUCallSite: true,
 }
 
 func (l *dwarfLoader) recordName(e *dwarf.Entry) {
@@ -598,8 +653,12 @@ func (l *dwarfLoader) finishSegments() {
 // means addr is in no function (e.g. padding, data) or unknown.
 func (im *Image) Symbolize(addr uint32) []Frame {
 	pc := addr &^ 1
-	row, hasRow := im.lines.at(pc)
-	n := im.tree.nodeAt(pc)
+	ri, n := im.pcs.at(pc)
+	hasRow := ri >= 0
+	var row lineRow
+	if hasRow {
+		row = im.lines.rows[ri]
+	}
 	if n < 0 {
 		// Outside every DWARF function only a symbol makes an address code:
 		// line sequences also run over the padding between functions, and

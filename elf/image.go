@@ -30,6 +30,7 @@ type Image struct {
 
 	lines lineTable
 	tree  inlineTree
+	pcs   pcMap
 }
 
 // loadedSection is the file content of one section that occupies target
