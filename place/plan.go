@@ -6,6 +6,10 @@ import (
 	"sort"
 )
 
+// maxTableBits bounds the layout table (one bit per candidate and budget
+// byte): 512 MiB.
+const maxTableBits = 4 << 30
+
 // PlanVersion is the version of the Plan data model; ReadPlanJSON refuses
 // other versions.
 const PlanVersion = 1
@@ -205,6 +209,10 @@ func Build(in *Input, opt Options) (*Plan, error) {
 			return nil, fmt.Errorf("place: curve budget %d bytes exceeds the %d bytes of free ITCM", b, free)
 		}
 		largest = max(largest, b)
+	}
+	if bits := int64(len(cands)) * (int64(largest) + 64); bits > maxTableBits {
+		return nil, fmt.Errorf("place: %d candidates × %d bytes of budget need %d MiB for the exact layout table; lower --budget or raise --min-samples",
+			len(cands), largest, bits/8>>20)
 	}
 	p := newProblem(m, cands)
 	table := p.layoutTable(int64(largest))

@@ -135,6 +135,17 @@ func TestBadInputs(t *testing.T) {
 	if err := dup.Validate(); err == nil || !strings.Contains(err.Error(), "share input section") {
 		t.Errorf("shared section: %v", err)
 	}
+	huge := graphInput(false)
+	huge.ITCMSize = 1 << 31
+	for i := 0; i < 3000; i++ {
+		name := fmt.Sprintf("many%d", i)
+		huge.Funcs = append(huge.Funcs, Func{Key: KeyFor("m.c", name), Symbol: name, Section: ".text." + name,
+			Object: "m.o", Addr: 0x7000_0000 + uint32(i)*16, Size: 16, Align: 4, Samples: 10})
+		huge.BusySamples += 10
+	}
+	if _, err := Build(huge, Options{Budget: -1}); err == nil || !strings.Contains(err.Error(), "MiB") {
+		t.Errorf("a 2 GiB ITCM with 3000 candidates: %v", err)
+	}
 	over := graphInput(false)
 	over.BusySamples = 10
 	if err := over.Validate(); err == nil {
