@@ -241,6 +241,58 @@ func TestFunctionDetails(t *testing.T) {
 	})
 }
 
+// TestSizelessVeneers rewrites the veneer symbols of the O2 build as other
+// linkers (and older GNU ld) emit them, NOTYPE with size 0 and no Thumb
+// bit, and checks they keep their real 8-byte extent: samples in a veneer
+// must be charged to it, not to the function before it.
+func TestSizelessVeneers(t *testing.T) {
+	im0, path := symOpenVariant(t, "O2-dwarf5")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := im0.File()
+	symtab, strtab := f.Section(".symtab"), f.Section(".strtab")
+	strs, _ := strtab.Data()
+	patched := 0
+	for off := symtab.Offset + 16; off+16 <= symtab.Offset+symtab.Size; off += 16 {
+		ent := data[off : off+16]
+		nameOff := binary.LittleEndian.Uint32(ent)
+		name := string(strs[nameOff : nameOff+uint32(strings.IndexByte(string(strs[nameOff:]), 0))])
+		if !strings.HasSuffix(name, "_veneer") {
+			continue
+		}
+		binary.LittleEndian.PutUint32(ent[4:], binary.LittleEndian.Uint32(ent[4:])&^1) // st_value
+		binary.LittleEndian.PutUint32(ent[8:], 0)                                      // st_size
+		ent[12] = ent[12]&0xf0 | byte(goelf.STT_NOTYPE)                                // st_info
+		patched++
+	}
+	if patched < 2 {
+		t.Fatalf("patched %d veneer symbols", patched)
+	}
+	im, err := Load(data, "sizeless.elf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, want := range im0.Functions() {
+		if !want.Veneer {
+			continue
+		}
+		n++
+		got := im.FunctionAt(want.Addr)
+		if got == nil || got.Name != want.Name || !got.Veneer || got.Addr != want.Addr || got.Size != want.Size {
+			t.Errorf("%s: got %+v, want %+v", want.Name, got, want)
+		}
+		if f := im.Symbolize(want.Addr + want.Size - 2); len(f) != 1 || f[0].Function != want.Name {
+			t.Errorf("last halfword of %s: %+v", want.Name, f)
+		}
+	}
+	if n != patched {
+		t.Errorf("%d veneers, patched %d symbols", n, patched)
+	}
+}
+
 // TestNoDWARF strips the debug info: functions still come from the symbol
 // table, with a warning and frames without lines.
 func TestNoDWARF(t *testing.T) {

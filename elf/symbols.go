@@ -1,7 +1,9 @@
 package elf
 
 import (
+	"cmp"
 	goelf "debug/elf"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,6 +70,11 @@ type funcSymbol struct {
 	end    uint32 // end of the symbol's section, bounding a size-0 symbol
 }
 
+type mappingSymbol struct {
+	addr uint32
+	code bool
+}
+
 // rawSymbols is what Load needs from the symbol table.
 type rawSymbols struct {
 	funcs []funcSymbol
@@ -75,6 +82,9 @@ type rawSymbols struct {
 	// in an allocated section (objects, labels), sorted; a size-0 function
 	// extends up to the next one.
 	marks []uint32
+	// mapping holds the ARM mapping symbols ($t/$a code, $d data) sorted
+	// by address, to find where a veneer without a size ends.
+	mapping []mappingSymbol
 	// hasCodeAt0 is true if a function starts at address 0. GNU ld resolves
 	// DWARF addresses of functions it garbage-collected to 0, so DWARF
 	// ranges at 0 are only believed if real code lives there.
@@ -94,7 +104,11 @@ func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
 			continue
 		}
 		sec := f.Sections[s.Section]
-		if sec.Flags&goelf.SHF_ALLOC == 0 || isMappingSymbol(s.Name) || s.Name == "" {
+		if sec.Flags&goelf.SHF_ALLOC == 0 || s.Name == "" {
+			continue
+		}
+		if isMappingSymbol(s.Name) {
+			raw.mapping = append(raw.mapping, mappingSymbol{addr: uint32(s.Value), code: s.Name[1] != 'd'})
 			continue
 		}
 		addr := uint32(s.Value)
@@ -115,13 +129,14 @@ func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
 			raw.hasCodeAt0 = true
 		}
 	}
-	sort.Slice(raw.marks, func(i, j int) bool { return raw.marks[i] < raw.marks[j] })
+	slices.Sort(raw.marks)
+	slices.SortStableFunc(raw.mapping, func(a, b mappingSymbol) int { return cmp.Compare(a.addr, b.addr) })
 	return raw
 }
 
-// maxVeneerSize bounds a veneer whose symbol gives no size: GNU ld's ARM
-// long-branch stubs are at most 16 bytes (its PIC variants), so a sample
-// further on is not in the stub.
+// maxVeneerSize bounds a veneer whose symbol gives no size and whose end no
+// mapping symbol marks: GNU ld's ARM long-branch stubs are at most 16 bytes
+// (its PIC variants).
 const maxVeneerSize = 16
 
 // buildFunctions groups FUNC symbols by address into Functions sorted by
@@ -141,7 +156,7 @@ func (im *Image) buildFunctions(raw rawSymbols) []*Function {
 		if j < len(syms) {
 			next = syms[j].addr
 		}
-		fn := im.newFunction(group, next, raw.marks)
+		fn := im.newFunction(group, next, raw)
 		funcs = append(funcs, fn)
 		im.funcNames = append(im.funcNames, symbolFrameName(fn))
 		i = j
@@ -149,7 +164,7 @@ func (im *Image) buildFunctions(raw rawSymbols) []*Function {
 	return funcs
 }
 
-func (im *Image) newFunction(group []funcSymbol, next uint32, marks []uint32) *Function {
+func (im *Image) newFunction(group []funcSymbol, next uint32, raw rawSymbols) *Function {
 	addr := group[0].addr
 	sub := im.tree.subprogramAt(addr)
 	var dwarfName, linkage string
@@ -176,13 +191,11 @@ func (im *Image) newFunction(group []funcSymbol, next uint32, marks []uint32) *F
 		if next > addr && next < end {
 			end = next
 		}
-		if k := sort.Search(len(marks), func(k int) bool { return marks[k] > addr }); k < len(marks) && marks[k] < end {
-			end = marks[k]
+		end = min(end, nextAbove(raw.marks, addr, end))
+		if fn.Veneer {
+			end = min(end, veneerEnd(raw.mapping, addr, end), addr+maxVeneerSize)
 		}
 		fn.Size = end - addr
-		if fn.Veneer {
-			fn.Size = min(fn.Size, maxVeneerSize)
-		}
 	}
 	if sub != nil && sub.source != "" {
 		fn.Source = sub.source
@@ -199,6 +212,30 @@ func (im *Image) newFunction(group []funcSymbol, next uint32, marks []uint32) *F
 		fn.Display += " [clone " + fn.Clone + "]"
 	}
 	return fn
+}
+
+// nextAbove returns the first of the sorted addrs above addr, or def.
+func nextAbove(addrs []uint32, addr, def uint32) uint32 {
+	if k := upperBound(addrs, addr); k < len(addrs) {
+		return addrs[k]
+	}
+	return def
+}
+
+// veneerEnd returns where the veneer at addr ends by its mapping symbols:
+// a GNU ld stub is code ($t) possibly followed by one literal ($d), so it
+// ends at the next code symbol or at a second data symbol (what follows),
+// or def.
+func veneerEnd(mapping []mappingSymbol, addr, def uint32) uint32 {
+	k, _ := slices.BinarySearchFunc(mapping, addr+1, func(m mappingSymbol, a uint32) int { return cmp.Compare(m.addr, a) })
+	sawData := false
+	for ; k < len(mapping); k++ {
+		if mapping[k].code || sawData {
+			return mapping[k].addr
+		}
+		sawData = true
+	}
+	return def
 }
 
 // pickPrimary chooses which of the symbols at one address names the
