@@ -9,7 +9,6 @@
 
 struct echo_stats {
 	uint32_t sent, echoed, bad_replies, lost;
-	uint32_t hot_rounds;
 };
 
 /* Starts the echo server thread and the USB host model thread. */

@@ -154,7 +154,6 @@ static void calibrate(uint32_t *seq)
 	uint32_t hot_cycles_per_round = (port_cycles() - t0) / 8u;
 	uint32_t rounds = hot_cycles_per_round == 0 ? 1 : echo_cycles / hot_cycles_per_round;
 	hot_rounds = rounds == 0 ? 1 : rounds;
-	stats.hot_rounds = hot_rounds;
 	/* With the hot check a burst takes about twice as long as measured. */
 	uint32_t burst_ticks = 2u * echo_cycles / (CALIBRATION_ECHOES / BURST);
 	uint32_t busy_ticks = TICK_TIMER_TICKS * BUSY_PERCENT / (100u - BUSY_PERCENT);
@@ -186,7 +185,7 @@ void echo_start(void)
 	net_route_init();
 	net_arp_init();
 	net_conn_init();
-	net_if_init(&ecm_if, 1, dev_mac, NULL);
+	net_if_init(&ecm_if, dev_mac, NULL);
 	net_if_register(&ecm_if);
 	ecm_init(&ecm_if);
 	net_if_ipv4_addr_add(&ecm_if, DEV_ADDR, htonl(0xFFFFFF00u));

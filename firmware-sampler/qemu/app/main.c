@@ -23,9 +23,12 @@ static void print_status(void)
 	struct ehci_stats e;
 	echo_get_stats(&s);
 	ehci_get_stats(&e);
-	printk("status: uptime=%ums sent=%u echoed=%u bad=%u lost=%u irqs=%u bufs=%u\n",
+	printk("status: uptime=%ums sent=%u echoed=%u bad=%u lost=%u bufs=%u usb: irqs=%u out=%u "
+	       "in=%u errors=%u overruns=%u\n",
 	       (unsigned)k_uptime_ticks(), (unsigned)s.sent, (unsigned)s.echoed,
-	       (unsigned)s.bad_replies, (unsigned)s.lost, (unsigned)e.irqs, net_buf_pool_free());
+	       (unsigned)s.bad_replies, (unsigned)s.lost, net_buf_pool_free(), (unsigned)e.irqs,
+	       (unsigned)e.out_done, (unsigned)e.in_done, (unsigned)e.td_errors,
+	       (unsigned)e.bus_overruns);
 }
 
 static void console_main(void *arg)

@@ -40,10 +40,8 @@ unsigned dma_ring_space(const struct dma_ring *r);
 
 /* Frames on the "wire" between the host model and the controller. */
 #define FRAME_MAX 1536
-#define FRAME_MIN 60
 
 size_t frame_copy(uint8_t *dst, size_t dst_size, const uint8_t *src, size_t len);
-size_t frame_pad(uint8_t *frame, size_t len);
 uint32_t frame_crc32(const uint8_t *data, size_t len);
 bool frame_check_fcs(const uint8_t *frame, size_t len_with_fcs);
 size_t frame_append_fcs(uint8_t *frame, size_t len);

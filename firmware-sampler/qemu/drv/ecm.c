@@ -12,12 +12,11 @@
 
 static uint8_t rx_bufs[ECM_RX_BUFS][FRAME_MAX] __attribute__((aligned(32)));
 static struct net_if *ecm_iface;
-static uint32_t rx_no_buf, tx_errors;
 
 static void ecm_prime_rx(uint8_t *buf)
 {
 	if (ehci_ep_enqueue(EHCI_EP_OUT, buf, FRAME_MAX, NULL) != 0) {
-		rx_no_buf++;
+		ecm_iface->stats.rx_dropped++;
 	}
 }
 
@@ -31,7 +30,7 @@ static void ecm_rx_complete(uint8_t *data, uint16_t actual)
 			buf->len = actual;
 			net_recv_data(ecm_iface, buf);
 		} else {
-			rx_no_buf++;
+			ecm_iface->stats.rx_dropped++;
 		}
 	}
 	ecm_prime_rx(data);
@@ -48,10 +47,9 @@ static void ecm_transfer_complete(uint8_t ep, uint8_t *data, uint16_t actual, vo
 
 static int ecm_send(struct net_if *iface, struct net_buf *buf)
 {
-	(void)iface;
 	net_buf_ref(buf);
 	if (ehci_ep_enqueue(EHCI_EP_IN, net_buf_data(buf), buf->len, buf) != 0) {
-		tx_errors++;
+		iface->stats.tx_dropped++;
 		net_buf_unref(buf);
 		return -1;
 	}

@@ -47,15 +47,6 @@ bool frame_check_fcs(const uint8_t *frame, size_t len_with_fcs)
 	return frame_crc32(frame, len_with_fcs - 4) == fcs;
 }
 
-size_t frame_pad(uint8_t *frame, size_t len)
-{
-	if (len < FRAME_MIN) {
-		memset(frame + len, 0, FRAME_MIN - len);
-		len = FRAME_MIN;
-	}
-	return len;
-}
-
 size_t frame_copy(uint8_t *dst, size_t dst_size, const uint8_t *src, size_t len)
 {
 	if (len > dst_size) {

@@ -21,8 +21,6 @@ struct k_thread {
 	uint8_t state;
 	const void *wait_on; /* object the thread is pending on */
 	uint32_t wake_tick;  /* for timed waits */
-	uint32_t switches;
-	struct k_thread *next_in_list;
 };
 
 /* The running thread; what the sampler records as THREAD (like Zephyr's _current). */
@@ -59,7 +57,6 @@ static inline void irq_unlock(uint32_t key)
 struct k_mutex {
 	struct k_thread *owner;
 	uint32_t lock_count;
-	uint32_t contended;
 };
 
 void k_mutex_init(struct k_mutex *m);
@@ -97,7 +94,6 @@ struct k_work {
 struct k_work_q {
 	struct k_fifo queue;
 	struct k_thread thread;
-	uint32_t executed;
 };
 
 void k_work_init(struct k_work *work, k_work_handler_t handler);
@@ -107,8 +103,6 @@ bool k_work_submit_to_queue(struct k_work_q *q, struct k_work *work);
 
 /* Minimal printf for the console: %s %d %u %x %08x %c %%. */
 void printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-size_t snprintk(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /* Called from the tick interrupt. */
 void kernel_tick(void);

@@ -10,7 +10,6 @@ void k_mutex_init(struct k_mutex *m)
 {
 	m->owner = NULL;
 	m->lock_count = 0;
-	m->contended = 0;
 }
 
 static bool mutex_try_take(struct k_mutex *m)
@@ -29,9 +28,6 @@ int k_mutex_lock(struct k_mutex *m, uint32_t timeout_ms)
 	for (;;) {
 		uint32_t key = irq_lock();
 		bool taken = mutex_try_take(m);
-		if (!taken) {
-			m->contended++;
-		}
 		irq_unlock(key);
 		if (taken) {
 			return 0;

@@ -85,7 +85,6 @@ void k_yield(void)
 	if (to == from) {
 		return;
 	}
-	to->switches++;
 	_current = to;
 	arch_switch(&from->sp, to->sp);
 }

@@ -27,7 +27,6 @@ static void work_queue_main(void *arg)
 		struct k_work *work = k_fifo_get(&q->queue, K_FOREVER);
 		work->pending = false;
 		work->handler(work);
-		q->executed++;
 		k_yield();
 	}
 }
@@ -35,6 +34,5 @@ static void work_queue_main(void *arg)
 void k_work_queue_start(struct k_work_q *q, const char *name, void *stack, size_t stack_size)
 {
 	k_fifo_init(&q->queue);
-	q->executed = 0;
 	k_thread_create(&q->thread, name, stack, stack_size, work_queue_main, q);
 }

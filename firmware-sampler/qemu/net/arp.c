@@ -8,7 +8,6 @@
 struct arp_entry {
 	uint32_t addr;
 	uint8_t mac[6];
-	uint32_t hits;
 };
 
 static struct arp_entry cache[ARP_CACHE_SIZE];
@@ -42,7 +41,6 @@ const uint8_t *net_arp_lookup(uint32_t addr)
 	k_mutex_lock(&arp_lock, K_FOREVER);
 	for (unsigned i = 0; i < ARP_CACHE_SIZE; i++) {
 		if (cache[i].addr == addr) {
-			cache[i].hits++;
 			mac = cache[i].mac;
 			break;
 		}

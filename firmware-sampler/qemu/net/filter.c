@@ -141,11 +141,6 @@ FILTER_RULES(DEFINE_RULE)
 #define RULE_ENTRY(n, off, k, mask, sel) net_filter_rule_##n,
 static const filter_rule_t rules[] = {FILTER_RULES(RULE_ENTRY)};
 
-unsigned net_filter_rule_count(void)
-{
-	return sizeof(rules) / sizeof(rules[0]);
-}
-
 unsigned net_filter_run(const struct net_buf *buf, const struct ipv4_hdr *ip)
 {
 	const uint8_t *pkt = (const uint8_t *)ip;

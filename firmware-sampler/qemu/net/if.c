@@ -12,11 +12,10 @@
 static struct net_if *ifaces[NET_IF_MAX];
 static unsigned iface_count;
 
-void net_if_init(struct net_if *iface, uint8_t index, const uint8_t mac[6], net_if_send_t send)
+void net_if_init(struct net_if *iface, const uint8_t mac[6], net_if_send_t send)
 {
 	memset(iface, 0, sizeof(*iface));
 	k_mutex_init(&iface->lock);
-	iface->index = index;
 	memcpy(iface->mac, mac, 6);
 	iface->mtu = NET_ETH_MTU;
 	iface->send = send;
@@ -27,21 +26,6 @@ void net_if_register(struct net_if *iface)
 	if (iface_count < NET_IF_MAX) {
 		ifaces[iface_count++] = iface;
 	}
-}
-
-struct net_if *net_if_get_default(void)
-{
-	return iface_count > 0 ? ifaces[0] : NULL;
-}
-
-struct net_if *net_if_get_by_index(uint8_t index)
-{
-	for (unsigned i = 0; i < iface_count; i++) {
-		if (ifaces[i]->index == index) {
-			return ifaces[i];
-		}
-	}
-	return NULL;
 }
 
 int net_if_ipv4_addr_add(struct net_if *iface, uint32_t addr, uint32_t netmask)

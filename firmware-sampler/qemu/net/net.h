@@ -88,7 +88,6 @@ typedef int (*net_if_send_t)(struct net_if *iface, struct net_buf *buf);
 
 struct net_if {
 	struct k_mutex lock;
-	uint8_t index;
 	uint8_t mac[6];
 	uint16_t mtu;
 	struct net_if_addr unicast[NET_IF_MAX_ADDR];
@@ -123,7 +122,7 @@ uint16_t net_calc_chksum_udp(uint32_t src, uint32_t dst, const struct udp_hdr *u
 uint32_t net_checksum_hot(const uint8_t *data, size_t len, unsigned rounds);
 
 /* Interfaces and address checks (all lock the interface, like Zephyr's). */
-void net_if_init(struct net_if *iface, uint8_t index, const uint8_t mac[6], net_if_send_t send);
+void net_if_init(struct net_if *iface, const uint8_t mac[6], net_if_send_t send);
 int net_if_ipv4_addr_add(struct net_if *iface, uint32_t addr, uint32_t netmask);
 void net_if_ipv4_set_gw(struct net_if *iface, uint32_t gw);
 int net_if_ipv4_maddr_add(struct net_if *iface, uint32_t addr);
@@ -134,8 +133,6 @@ struct net_if_addr *net_if_ipv4_addr_lookup(uint32_t addr, struct net_if **ret);
 bool net_ipv4_is_my_addr(uint32_t addr);
 uint32_t net_if_ipv4_select_src_addr(struct net_if *dst_iface, uint32_t dst);
 bool net_ipv4_is_addr_onlink(struct net_if *iface, uint32_t addr);
-struct net_if *net_if_get_default(void);
-struct net_if *net_if_get_by_index(uint8_t index);
 void net_if_register(struct net_if *iface);
 
 /* Routing. */
@@ -143,7 +140,6 @@ void net_if_register(struct net_if *iface);
 void net_route_init(void);
 int net_route_add(struct net_if *iface, uint32_t prefix, uint8_t prefix_len, uint32_t nexthop);
 struct net_if *net_route_lookup(uint32_t dst, uint32_t *nexthop);
-unsigned net_route_count(void);
 
 /* ARP cache (static entries: the demo host never asks). */
 void net_arp_init(void);
@@ -162,7 +158,6 @@ int net_udp_output(struct net_buf *buf, uint32_t src, uint32_t dst, uint16_t spo
 
 /* Packet filter rules (classification applied to every received packet). */
 unsigned net_filter_run(const struct net_buf *buf, const struct ipv4_hdr *ip);
-unsigned net_filter_rule_count(void);
 
 /* Connections and a socket-like API. */
 #define NET_CONN_MAX 4

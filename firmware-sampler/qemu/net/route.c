@@ -7,7 +7,6 @@ struct net_route {
 	uint32_t mask;   /* network order */
 	uint8_t prefix_len;
 	uint32_t nexthop;
-	uint32_t used;
 };
 
 static struct net_route routes[NET_ROUTE_MAX];
@@ -39,7 +38,6 @@ int net_route_add(struct net_if *iface, uint32_t prefix, uint8_t prefix_len, uin
 		r->prefix = prefix & r->mask;
 		r->prefix_len = prefix_len;
 		r->nexthop = nexthop;
-		r->used = 0;
 		ret = 0;
 	}
 	k_mutex_unlock(&route_lock);
@@ -56,9 +54,6 @@ struct net_if *net_route_lookup(uint32_t dst, uint32_t *nexthop)
 			best = r;
 		}
 	}
-	if (best != NULL) {
-		best->used++;
-	}
 	k_mutex_unlock(&route_lock);
 	if (best == NULL) {
 		return NULL;
@@ -67,9 +62,4 @@ struct net_if *net_route_lookup(uint32_t dst, uint32_t *nexthop)
 		*nexthop = best->nexthop != 0 ? best->nexthop : dst;
 	}
 	return best->iface;
-}
-
-unsigned net_route_count(void)
-{
-	return route_count;
 }
