@@ -258,8 +258,7 @@ func sectionSize(f *goelf.File, name string) int {
 // subprogram / inlined-subroutine nodes with their ranges.
 func (l *dwarfLoader) walk() error {
 	r := l.dw.Reader()
-	type scope struct{ node int32 }
-	var stack []scope
+	var stack []int32   // per open DIE with children: the node enclosing its children
 	var cuFiles []int32 // this CU's line-table file indices → lineTable.files
 	var cuSource string
 	// Every DIE takes at least one byte, but debug/dwarf can return null
@@ -284,7 +283,7 @@ func (l *dwarfLoader) walk() error {
 		}
 		enclosing := int32(-1)
 		if len(stack) > 0 {
-			enclosing = stack[len(stack)-1].node
+			enclosing = stack[len(stack)-1]
 		}
 		self := enclosing
 		switch e.Tag {
@@ -301,8 +300,8 @@ func (l *dwarfLoader) walk() error {
 			if e.Tag == dwarf.TagInlinedSubroutine {
 				parent = enclosing
 			}
-			if n, ok := l.addNode(e, parent, cuFiles, cuSource); ok {
-				self = n
+			if idx, ok := l.addNode(e, parent, cuFiles, cuSource); ok {
+				self = idx
 			}
 		}
 		if e.Children {
@@ -312,7 +311,7 @@ func (l *dwarfLoader) walk() error {
 				r.SkipChildren()
 				continue
 			}
-			stack = append(stack, scope{self})
+			stack = append(stack, self)
 		}
 	}
 }

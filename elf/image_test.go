@@ -182,8 +182,8 @@ func TestFunctionDetails(t *testing.T) {
 				continue
 			}
 			n++
-			if !fn.Veneer || fn.Size != 8 {
-				t.Errorf("%+v: want a veneer of 8 bytes (ldr.w pc, [pc] + address)", fn)
+			if !fn.Veneer || fn.Size != 8 || fn.Source != "" {
+				t.Errorf("%+v: want a veneer of 8 bytes (ldr.w pc, [pc] + address) from no source file", fn)
 			}
 			for a := fn.Addr; a < fn.Addr+fn.Size; a += 2 {
 				if f := im.Symbolize(a); len(f) != 1 || f[0].Function != fn.Name || f[0].File != "" {

@@ -197,7 +197,12 @@ func (im *Image) newFunction(group []funcSymbol, next uint32, raw rawSymbols) *F
 		}
 		fn.Size = end - addr
 	}
-	if sub != nil && sub.source != "" {
+	switch {
+	case fn.Veneer:
+		// The linker's stubs follow the last object's STT_FILE symbol
+		// but come from no source file.
+		fn.Source = ""
+	case sub != nil && sub.source != "":
 		fn.Source = sub.source
 	}
 	switch {
