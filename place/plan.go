@@ -98,7 +98,8 @@ type Options struct {
 	MinSamples int
 	Layout     Layout // LayoutLD when empty
 	// CurveBudgets are the budgets of the benefit curve; nil means every
-	// 4 KiB from 0 to the free ITCM, plus the free ITCM itself.
+	// 4 KiB (coarser above 128 KiB, at most 33 points) from 0 to the free
+	// ITCM, plus the free ITCM itself.
 	CurveBudgets []uint32
 	// SearchNodes bounds branch and bound at the main budget (each curve
 	// point gets a fiftieth); <= 0 means DefaultSearchNodes. Local search
@@ -198,7 +199,10 @@ func Build(in *Input, opt Options) (*Plan, error) {
 
 	budgets := opt.CurveBudgets
 	if budgets == nil {
-		for b := uint32(0); b < free; b += 4096 {
+		// Every 4 KiB, or coarser in 4 KiB multiples for ITCMs over 128 KiB,
+		// so the curve has at most 33 points.
+		step := max(4096, (free/32+4095)/4096*4096)
+		for b := uint32(0); b < free; b += step {
 			budgets = append(budgets, b)
 		}
 		budgets = append(budgets, free)

@@ -136,7 +136,7 @@ func TestBadInputs(t *testing.T) {
 		t.Errorf("shared section: %v", err)
 	}
 	huge := graphInput(false)
-	huge.ITCMSize = 1 << 31
+	huge.ITCMSize = 1 << 28
 	for i := 0; i < 3000; i++ {
 		name := fmt.Sprintf("many%d", i)
 		huge.Funcs = append(huge.Funcs, Func{Key: KeyFor("m.c", name), Symbol: name, Section: ".text." + name,
@@ -144,7 +144,7 @@ func TestBadInputs(t *testing.T) {
 		huge.BusySamples += 10
 	}
 	if _, err := Build(huge, Options{Budget: -1}); err == nil || !strings.Contains(err.Error(), "MiB") {
-		t.Errorf("a 2 GiB ITCM with 3000 candidates: %v", err)
+		t.Errorf("a 256 MiB ITCM with 3000 candidates: %v", err)
 	}
 	over := graphInput(false)
 	over.BusySamples = 10
