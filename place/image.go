@@ -130,11 +130,16 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		}
 		in.Funcs = append(in.Funcs, pf)
 	}
-	edges, err := elf.CallEdges(f, elf.FuncRanges(src.Image.Functions()))
+	ranges := elf.FuncRanges(src.Image.Functions())
+	calls, err := elf.CallEdges(f, ranges)
 	if err != nil {
 		return nil, nil, fmt.Errorf("place: %s: %w", src.Image.Path(), err)
 	}
-	for _, e := range edges {
+	tails, err := elf.TailCalls(f, ranges)
+	if err != nil {
+		return nil, nil, fmt.Errorf("place: %s: %w", src.Image.Path(), err)
+	}
+	for _, e := range append(calls, tails...) {
 		in.Edges = append(in.Edges, Edge{Caller: e.Caller, Callee: e.Callee})
 	}
 	if err := in.Validate(); err != nil {

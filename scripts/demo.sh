@@ -91,3 +91,6 @@ say "  before-report.txt                 busy/idle, regions, libraries, function
 say "  before.pb.gz                      pprof profile (go tool pprof -top $out/before.pb.gz)"
 say "  capture.log, qemu.log             the firmware's log lines and QEMU's output"
 head -n 25 "$out/before-report.txt"
+
+# The loop closes: plan, relink, verify, boot, capture, diff.
+./scripts/demo-place.sh "$bin" "$out"

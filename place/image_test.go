@@ -1,0 +1,200 @@
+package place
+
+import (
+	"bytes"
+	goelf "debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+)
+
+// TestFromImageOnDemoFirmware fills an Input from the QEMU demo firmware
+// (built by the test with arm-none-eabi-gcc) and checks it against what the
+// binutils tools say: each function's input section, size and alignment
+// against the object file's section header (the objects the archives hold,
+// compared byte for byte with the build's .o files), tail calls against
+// objdump's b.w lines, ITCM use against the script's __itcm_end, and the
+// pins.
+func TestFromImageOnDemoFirmware(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the demo firmware")
+	}
+	if _, err := exec.LookPath("arm-none-eabi-objdump"); err != nil {
+		t.Skip("needs the ARM toolchain (make deps)")
+	}
+	out := t.TempDir()
+	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := elf.Open(elfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, err := os.Open(mapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := elf.ParseMap(mf)
+	mf.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	board, err := elf.BoardByName("qemu-demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, warnings, err := FromImage(ImageSources{Image: img, Map: m, MapPath: mapPath, Board: board})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) > 0 {
+		t.Errorf("every object of the demo is readable, yet: %q", warnings)
+	}
+
+	// The archives' members are the build's object files, verbatim.
+	objects := make(map[string]string) // member or object path -> file under out/obj
+	filepath.Walk(filepath.Join(out, "obj"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && strings.HasSuffix(p, ".o") {
+			objects[filepath.Base(p)] = p
+		}
+		return nil
+	})
+	headers := make(map[string]map[string]*goelf.SectionHeader)
+	sectionOf := func(t *testing.T, f *Func) *goelf.SectionHeader {
+		path := f.Object
+		if f.Archive != "" {
+			path = objects[f.Object]
+			if path == "" {
+				return nil // a library member (newlib): no build copy to compare with
+			}
+			ar, err := os.ReadFile(f.Archive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			member, err := archiveMember(ar, f.Object)
+			if err != nil {
+				t.Fatalf("%s(%s): %v", f.Archive, f.Object, err)
+			}
+			if obj, _ := os.ReadFile(path); !bytes.Equal(obj, member) {
+				t.Fatalf("%s(%s) differs from %s", f.Archive, f.Object, path)
+			}
+		}
+		if headers[path] == nil {
+			ef, err := goelf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			headers[path] = make(map[string]*goelf.SectionHeader)
+			for _, s := range ef.Sections {
+				headers[path][s.Name] = &s.SectionHeader
+			}
+			ef.Close()
+		}
+		return headers[path][f.Section]
+	}
+	checked := 0
+	for i := range in.Funcs {
+		f := &in.Funcs[i]
+		switch {
+		case strings.HasPrefix(f.Symbol, "tcmp_") && f.Pin != PinSampler:
+			t.Errorf("%s not pinned as sampler code (pin %q)", f.Symbol, f.Pin)
+		case strings.HasSuffix(f.Symbol, "_veneer") && f.Pin != PinVeneer:
+			t.Errorf("%s not pinned as a veneer", f.Symbol)
+		}
+		if f.Section == "" || f.Pin == PinVeneer {
+			continue
+		}
+		h := sectionOf(t, f)
+		if h == nil {
+			continue
+		}
+		checked++
+		if uint32(h.Addralign) != f.Align || uint32(h.Size) != f.Size {
+			t.Errorf("%s: section %s of %s has align %d size %d; FromImage says %d, %d", f.Symbol, f.Section, f.Object, h.Addralign, h.Size, f.Align, f.Size)
+		}
+	}
+	if checked < 100 {
+		t.Errorf("only %d functions checked against their objects", checked)
+	}
+
+	// Tail calls: objdump's b.w to the start of another function.
+	bw := regexp.MustCompile(`^\s*([0-9a-f]+):\s+[0-9a-f]{4} [0-9a-f]{4}\s+b\.w\s+([0-9a-f]+) <([^>+]+)>$`)
+	dis, err := exec.Command("arm-none-eabi-objdump", "-d", "-w", elfPath).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranges := elf.FuncRanges(img.Functions())
+	tails, err := elf.TailCalls(img.File(), ranges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(map[uint32]uint32)
+	for _, e := range tails {
+		got[e.Site] = e.Target
+	}
+	want := 0
+	for _, line := range strings.Split(string(dis), "\n") {
+		mm := bw.FindStringSubmatch(line)
+		if mm == nil {
+			continue
+		}
+		site, _ := strconv.ParseUint(mm[1], 16, 32)
+		target, _ := strconv.ParseUint(mm[2], 16, 32)
+		caller := img.FunctionAt(uint32(site))
+		callee := img.FunctionAt(uint32(target))
+		if caller == nil || callee == nil || callee.Addr != uint32(target) || callee == caller {
+			continue // a branch inside its function, or to a label
+		}
+		want++
+		if got[uint32(site)] != uint32(target) {
+			t.Errorf("objdump: b.w at %#x to %s (%#x); TailCalls: %#x", site, mm[3], target, got[uint32(site)])
+		}
+		delete(got, uint32(site))
+	}
+	for site, target := range got {
+		t.Errorf("TailCalls reports %#x -> %#x, objdump shows no such b.w", site, target)
+	}
+	if want < 5 {
+		t.Errorf("the -Os demo has only %d tail calls: fixture lost them?", want)
+	}
+
+	var itcmEnd uint32
+	syms, _ := img.File().Symbols()
+	for _, s := range syms {
+		if s.Name == "__itcm_end" {
+			itcmEnd = uint32(s.Value)
+		}
+	}
+	if itcmEnd == 0 || in.ITCMUsed != itcmEnd || in.ITCMSize != 128<<10 {
+		t.Errorf("ITCM used %d of %d; the link script's __itcm_end is %#x", in.ITCMUsed, in.ITCMSize, itcmEnd)
+	}
+	t.Logf("%d functions, %d edges (%d tail calls), %d checked against their objects, ITCM used %d", len(in.Funcs), len(in.Edges), want, checked, in.ITCMUsed)
+}
+
+func TestArchiveMemberRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"not an archive", "ELF", "not an ar archive"},
+		{"thin", "!<thin>\n", "thin archive"},
+		{"bad header", "!<arch>\n" + strings.Repeat("x", 60), "bad member header"},
+		{"bad size", "!<arch>\n" + "a.o/            0           0     0     644     99999999  `\n", "bad member size"},
+		{"absent", "!<arch>\n" + "a.o/            0           0     0     644     2         `\nab", "no member b.o"},
+		{"twice", "!<arch>\n" + "b.o/            0           0     0     644     1         `\na\n" + "b.o/            0           0     0     644     1         `\nb\n", "2 members named b.o"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := archiveMember([]byte(tc.data), "b.o")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

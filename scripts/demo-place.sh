@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The placement half of `make demo`: closes the loop that scripts/demo.sh
+# starts. From the first capture (build/demo/before.tcmcap) it plans what
+# goes into ITCM, relinks the demo firmware with the plan's GNU ld fragment,
+# checks the new image against the plan (tcmprof verify), boots it, captures
+# again and compares the two runs per region and function (tcmprof diff).
+#
+#   scripts/demo-place.sh [TCMPROF [OUT]]
+#
+# TCMPROF defaults to build/tcmprof, OUT to build/demo (which must hold
+# before.tcmcap and firmware/ from scripts/demo.sh). DEMO_OPT, DEMO_SAMPLES
+# and DEMO_TIMEOUT as for demo.sh. QEMU is killed when the script exits.
+#
+# Artefacts in OUT: plan.json, plan.txt (the plan's summary and benefit
+# curve), curve.svg, itcm.ld (what the relink uses), itcm.cmake and
+# itcm.conf (the same choice for a Zephyr build), firmware-itcm/ (the
+# relinked image), verify.txt, after.tcmcap, after-report.txt, after.pb.gz,
+# diff.txt and report.txt (all of it in one file).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bin=${1:-${TCMPROF:-build/tcmprof}}
+out=${2:-build/demo}
+opt=${DEMO_OPT:--Os}
+samples=${DEMO_SAMPLES:-8192}
+limit=${DEMO_TIMEOUT:-300}
+board=qemu-demo
+
+say() { printf 'demo: %s\n' "$*"; }
+fail() { printf 'demo: %s\n' "$*" >&2; exit 1; }
+
+before_elf="$PWD/$out/firmware/tcmprof-demo.elf"
+before_map="$PWD/$out/firmware/tcmprof-demo.map"
+[ -f "$out/before.tcmcap" ] && [ -f "$before_elf" ] || fail "$out has no before.tcmcap and firmware/: run scripts/demo.sh first"
+[ -x "$bin" ] || fail "$bin is not executable: build tcmprof first (make build)"
+
+say "planning ITCM from before.tcmcap (all the free ITCM, ld layout)"
+"$bin" plan --elf "$before_elf" --map "$before_map" --board "$board" "$out/before.tcmcap" \
+	--format ld -o "$out/itcm.ld" --format json -o "$out/plan.json" --svg "$out/curve.svg" >"$out/plan.txt"
+# The same choice for a Zephyr build: a plan of its own, since Zephyr's
+# gen_relocate_app.py orders the sections differently (other padding).
+"$bin" plan --elf "$before_elf" --map "$before_map" --board "$board" "$out/before.tcmcap" \
+	--format zephyr -o "$out/itcm.cmake" >/dev/null
+sed -n '1,6p' "$out/plan.txt"
+
+fw="$PWD/$out/firmware-itcm"
+say "relinking the firmware ($opt) with itcm.ld into $fw"
+if ! make -C firmware-sampler/qemu OUT="$fw" OPT="$opt" ITCM_LD="$PWD/$out/itcm.ld" >"$out/firmware-itcm-build.log" 2>&1; then
+	tail -n 30 "$out/firmware-itcm-build.log" >&2
+	fail "relink failed (log: $out/firmware-itcm-build.log)"
+fi
+after_elf="$fw/tcmprof-demo.elf"
+after_map="$fw/tcmprof-demo.map"
+
+say "verifying the relinked image against plan.json"
+if ! "$bin" verify --elf "$after_elf" --map "$after_map" --plan "$out/plan.json" >"$out/verify.txt"; then
+	cat "$out/verify.txt" >&2
+	fail "the relinked image does not meet the plan"
+fi
+grep -v '^note:' "$out/verify.txt"
+
+qemu_pid=
+cleanup() {
+	if [ -n "$qemu_pid" ] && kill -0 "$qemu_pid" 2>/dev/null; then
+		kill "$qemu_pid" 2>/dev/null || true
+		wait "$qemu_pid" 2>/dev/null || true
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say "booting the relinked image in QEMU"
+timeout "$limit" qemu-system-arm -M mps2-an500 -nographic -monitor none -serial pty \
+	-icount shift=3,align=off -kernel "$after_elf" >"$out/qemu-itcm.log" 2>&1 &
+qemu_pid=$!
+pty=
+for _ in $(seq 100); do
+	pty=$(sed -n 's|.*char device redirected to \(/dev/pts/[0-9]*\).*|\1|p' "$out/qemu-itcm.log" | head -n 1)
+	[ -n "$pty" ] && break
+	kill -0 "$qemu_pid" 2>/dev/null || break
+	sleep 0.1
+done
+[ -n "$pty" ] || { cat "$out/qemu-itcm.log" >&2; fail "QEMU did not report its pty"; }
+
+say "capturing $samples samples (pc,lr) at 10 kHz"
+if ! timeout 180 "$bin" capture --port "$pty" --rate 10000 --jitter 25 --fields pc,lr \
+	--samples "$samples" -o "$out/after.tcmcap" 2>"$out/capture-itcm.log"; then
+	tail -n 20 "$out/capture-itcm.log" >&2
+	fail "capture of the relinked image failed (log: $out/capture-itcm.log)"
+fi
+cleanup
+
+"$bin" report --elf "$after_elf" --map "$after_map" --board "$board" "$out/after.tcmcap" >"$out/after-report.txt"
+"$bin" profile --elf "$after_elf" --map "$after_map" --board "$board" "$out/after.tcmcap" -o "$out/after.pb.gz"
+"$bin" diff --elf "$before_elf" --map "$before_map" --after-elf "$after_elf" --after-map "$after_map" \
+	--board "$board" --top 15 "$out/before.tcmcap" "$out/after.tcmcap" >"$out/diff.txt"
+{
+	echo "== plan (tcmprof plan) =="
+	cat "$out/plan.txt"
+	echo
+	echo "== verify (tcmprof verify) =="
+	cat "$out/verify.txt"
+	echo
+	echo "== before -> after (tcmprof diff) =="
+	cat "$out/diff.txt"
+} >"$out/report.txt"
+
+say "before -> after, busy shares per region:"
+sed -n '/^by region/,/^$/p' "$out/diff.txt"
+say "placement artefacts in $out/: plan.json plan.txt curve.svg itcm.ld itcm.cmake itcm.conf"
+say "  firmware-itcm/ verify.txt after.tcmcap after-report.txt after.pb.gz diff.txt report.txt"
