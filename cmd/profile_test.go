@@ -132,8 +132,19 @@ func TestProfileBuildDirLayout(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(z, ".config"), []byte("CONFIG_BOARD=\"qemu-demo\"\n"), 0o644)
 	code, stdout, stderr := tcmprof("report", "--build-dir", bd, fx.capture)
-	if code != 0 || !strings.Contains(stdout, "busy by library") {
-		t.Errorf("report --build-dir: exit %d\n%s%s", code, stdout, stderr)
+	if code != 0 || !strings.Contains(stdout, "busy by library") || !regexp.MustCompile(`(?m)^\s+flash\s+300\s`).MatchString(stdout) {
+		t.Errorf("report --build-dir (map found, code in flash): exit %d\n%s%s", code, stdout, stderr)
+	}
+	// A devicetree in the build directory decides the regions: this one
+	// calls the flash code's addresses ITCM.
+	dts, err := os.ReadFile(filepath.Join("..", "profile", "testdata", "remapped.dts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(z, "zephyr.dts"), dts, 0o644)
+	code, stdout, stderr = tcmprof("report", "--build-dir", bd, fx.capture)
+	if code != 0 || !regexp.MustCompile(`(?m)^\s+itcm\s+300\s`).MatchString(stdout) {
+		t.Errorf("report --build-dir with zephyr.dts: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
 

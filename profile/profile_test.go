@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -302,4 +303,47 @@ func TestMain(m *testing.M) {
 // records is n records at pc with lr, exception exc and thread.
 func records(n int, pc, lr uint32, exc uint16, thread uint32) profiletest.Group {
 	return profiletest.Group{N: n, PC: pc, LR: lr, Exc: exc, Thread: thread}
+}
+
+// TestCxxNamesDemangledWithMangledSystemName: pprof shows the demangled
+// name addr2line -C gives, and the profile keeps the mangled one as the
+// function's system name.
+func TestCxxNamesDemangledWithMangledSystemName(t *testing.T) {
+	fw := profiletest.Build(t)
+	var mangled string
+	for _, f := range fw.Image.Functions() {
+		if strings.HasPrefix(f.Name, "_ZN3dsp3Fir") {
+			mangled = f.Name
+		}
+	}
+	if mangled == "" {
+		t.Fatal("no dsp::Fir member in the test firmware")
+	}
+	pc := fw.Entry(t, mangled) + 4
+	out, err := exec.Command("arm-none-eabi-addr2line", "-f", "-C", "-e", fw.ELF, fmt.Sprintf("0x%x", pc)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	demangled := strings.SplitN(string(out), "\n", 2)[0] // "dsp::Fir<4>::step(long)"
+	c := fw.Capture(t, sample.FieldPC, records(5, pc, 0, 0, 0))
+	s, err := Symbolize(c, fw.Image, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := p.Location[0].Line[0].Function
+	if fn.Name != demangled || fn.SystemName != mangled {
+		t.Errorf("function %q (system %q), want %q (system %q)", fn.Name, fn.SystemName, demangled, mangled)
+	}
+	path := filepath.Join(t.TempDir(), "cxx.pb.gz")
+	if err := WriteFile(path, p); err != nil {
+		t.Fatal(err)
+	}
+	// pprof's own display drops the parameters: "dsp::Fir<4>::step".
+	if top := profiletest.Pprof(t, "-top", "-sample_index=samples", path); !strings.Contains(top, strings.TrimSuffix(demangled, "(long)")) {
+		t.Errorf("pprof -top does not show %q:\n%s", demangled, top)
+	}
 }

@@ -45,12 +45,12 @@ var (
 	fwDir  string
 )
 
-// Build compiles testdata/fw.c and testdata/checksum.c (as the archive
-// libnet.a) for a Cortex-M7, once per test binary, in a directory Cleanup
+// Build compiles testdata/fw.c, testdata/dsp.cpp and testdata/checksum.c
+// (as the archive libnet.a) for a Cortex-M7, once per test binary, in a directory Cleanup
 // removes. It skips the test when the toolchain is missing.
 func Build(t testing.TB) *Firmware {
 	t.Helper()
-	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-ar", "arm-none-eabi-objdump", "arm-none-eabi-addr2line"} {
+	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-g++", "arm-none-eabi-ar", "arm-none-eabi-objdump", "arm-none-eabi-addr2line"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed (make deps)", tool)
 		}
@@ -77,8 +77,9 @@ func doBuild() (*Firmware, error) {
 		slices.Concat(gcc, []string{"-c", filepath.Join(src, "checksum.c"), "-o", filepath.Join(dir, "checksum.o")}),
 		{"arm-none-eabi-ar", "rcs", filepath.Join(dir, "libnet.a"), filepath.Join(dir, "checksum.o")},
 		slices.Concat(gcc, []string{"-c", filepath.Join(src, "fw.c"), "-o", filepath.Join(dir, "fw.o")}),
+		slices.Concat([]string{"arm-none-eabi-g++"}, flags, []string{"-fno-exceptions", "-fno-rtti", "-c", filepath.Join(src, "dsp.cpp"), "-o", filepath.Join(dir, "dsp.o")}),
 		slices.Concat(gcc, []string{"-nostartfiles", "-nostdlib", "-T", filepath.Join(src, "fw.ld"),
-			"-Wl,--build-id", "-Wl,-Map=" + fw.MapPath, "-o", fw.ELF, filepath.Join(dir, "fw.o"), "-L" + dir, "-lnet"}),
+			"-Wl,--build-id", "-Wl,-Map=" + fw.MapPath, "-o", fw.ELF, filepath.Join(dir, "fw.o"), filepath.Join(dir, "dsp.o"), "-L" + dir, "-lnet"}),
 	}
 	for _, s := range steps {
 		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {

@@ -1,6 +1,7 @@
 /* Test firmware for package profile: an inline chain, leaf and non-leaf
  * functions, a tail call, code placed in ITCM, a WFI idle loop and a
- * function from a library archive (libnet.a, checksum.c). It is never run:
+ * function from a library archive (libnet.a, checksum.c) and a C++ template
+ * member (dsp.cpp). It is never run:
  * the tests symbolize chosen addresses of the linked ELF. */
 #include <stdint.h>
 
@@ -8,6 +9,7 @@ volatile uint32_t sink;
 uint32_t buf[16];
 
 uint32_t net_checksum(const uint32_t *p, int n);
+int32_t dsp_step(int32_t x); /* dsp.cpp */
 
 static inline uint32_t mix(uint32_t h, uint32_t v)
 {
@@ -64,6 +66,7 @@ int main(void)
 		sink = tail(sink);
 		sink = fast_scale(sink);
 		sink = net_checksum(buf, 16);
+		sink = (uint32_t)dsp_step((int32_t)sink);
 	}
 	idle_loop();
 }
