@@ -103,6 +103,17 @@ func TestExclusions(t *testing.T) {
 	if len(plan.Warnings) != 1 || !strings.Contains(plan.Warnings[0], "no_such_root") {
 		t.Errorf("warnings %q, want one about no_such_root", plan.Warnings)
 	}
+	var sum bytes.Buffer
+	if err := WriteSummary(&sum, plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"plan: 2 functions, 144 bytes of a 65280-byte budget (code 128, padding 0, 2 new ITCM veneers", "veneers in the image: 0 -> 2", "covers 3020 of 10000 busy samples (30.20%), optimal",
+		"not planned: 1 already in ITCM, 6 boot-critical, 1 excluded by pattern, 1 no own input section, 1 not a .text.* section, 1 pinned, 1 too few samples",
+		`warning: boot root "no_such_root"`} {
+		if !strings.Contains(sum.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum.String())
+		}
+	}
 }
 
 // TestBootClosureFollowsEveryPath: with Reset_Handler → main in the graph,
