@@ -86,6 +86,7 @@ type host struct {
 	fields atomic.Uint32 // fields of a stream run, for the decoder until a HEADER
 	mu     sync.Mutex
 	logs   []string
+	stats  sample.DecodeStats
 }
 
 // boot starts the image in QEMU and waits for its banner.
@@ -149,7 +150,24 @@ func (h *host) read(done chan<- struct{}) {
 			}
 			h.events <- ev
 		}
+		h.mu.Lock()
+		h.stats = dec.Stats()
+		h.mu.Unlock()
 	}
+}
+
+// logLines returns the firmware's log lines so far.
+func (h *host) logLines() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.logs...)
+}
+
+// decodeStats returns the decoder's counts so far.
+func (h *host) decodeStats() sample.DecodeStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stats
 }
 
 // stop ends the emulator (which flushes its logs) before the test ends.
@@ -254,15 +272,16 @@ type capture struct {
 	end     *sample.End
 }
 
-// collect reads DATA and THREADS frames until END.
-func (h *host) collect(c *capture, timeout time.Duration) {
+// collect reads DATA and THREADS frames until END; records must be
+// consecutive from index from.
+func (h *host) collect(c *capture, from uint32, timeout time.Duration) {
 	h.t.Helper()
 	for {
 		switch f := h.next(timeout).(type) {
 		case *sample.Header:
 			c.header = f
 		case *sample.Data:
-			if want := uint32(len(c.records)) + firstIndex(c); f.First != want {
+			if want := from + uint32(len(c.records)); f.First != want {
 				h.t.Fatalf("DATA frame starts at record %d, want %d", f.First, want)
 			}
 			c.records = append(c.records, f.Records...)
@@ -277,16 +296,6 @@ func (h *host) collect(c *capture, timeout time.Duration) {
 	}
 }
 
-func firstIndex(c *capture) uint32 {
-	if len(c.records) > 0 {
-		return c.records[0].Index
-	}
-	if c.end != nil {
-		return c.end.First
-	}
-	return 0
-}
-
 // snapshot runs one snapshot of count samples and drains it.
 func (h *host) snapshot(start sample.Start) *capture {
 	h.t.Helper()
@@ -297,7 +306,7 @@ func (h *host) snapshot(start sample.Start) *capture {
 	h.waitHolding(60 * time.Second)
 	h.send(&sample.Drain{})
 	c := &capture{}
-	h.collect(c, 30*time.Second)
+	h.collect(c, 0, 30*time.Second)
 	if r := h.command(&sample.Done{}); r.Status != sample.StatusOK {
 		h.t.Fatalf("DONE: %v", r.Status)
 	}

@@ -278,7 +278,7 @@ func TestSnapshotAllFields(t *testing.T) {
 	// the kernel tick and the USB controller model.
 	knownExc := map[uint16]bool{0: true, 16 + 0: true, 16 + 9: true, 16 + 31: true}
 	perThread := map[string]int{}
-	codeLR := 0
+	codeLR, owned := 0, 0
 	for _, r := range c.records {
 		if !knownExc[r.Exc] {
 			t.Errorf("record %d: exception %d is not one the demo has", r.Index, r.Exc)
@@ -289,6 +289,14 @@ func TestSnapshotAllFields(t *testing.T) {
 		}
 		perThread[name]++
 		fn := syms.lookup(r.PC)
+		// Functions only one context runs.
+		owner, ok := onlyRunBy[fn]
+		if ok {
+			owned++
+		}
+		if ok && (owner.thread != "" && owner.thread != name || owner.exc != r.Exc) {
+			t.Errorf("record %d: %s ran in thread %s, exception %d; want %s, %d", r.Index, fn, name, r.Exc, owner.thread, owner.exc)
+		}
 		if r.Exc == 0 && name == "idle" && fn != "k_cpu_idle" && fn != "idle_entry" && fn != "k_yield" && fn != "next_ready" && fn != "z_any_ready" && fn != "arch_switch" {
 			t.Errorf("record %d: idle thread at %s", r.Index, fn)
 		}
@@ -303,26 +311,53 @@ func TestSnapshotAllFields(t *testing.T) {
 	if codeLR < len(c.records)*3/4 {
 		t.Errorf("only %d of %d LRs are return addresses or EXC_RETURN values", codeLR, len(c.records))
 	}
-	t.Logf("samples per thread: %v", perThread)
+	t.Logf("samples per thread: %v; %d samples in functions with one known context", perThread, owned)
+	if owned < len(c.records)/4 {
+		t.Errorf("only %d samples in functions with one known context; the check proves little", owned)
+	}
 	if perThread["udp_echo"] == 0 || perThread["net_rx"] == 0 || perThread["usb_host"] == 0 {
 		t.Errorf("busy threads missing from the samples: %v", perThread)
 	}
 }
 
-// Stream mode sends records while the run goes on and ends with END.
+// onlyRunBy names the one thread and exception number each of these
+// functions runs in (after the calibration at boot), so the THREAD and EXC
+// fields can be checked sample by sample.
+var onlyRunBy = map[string]struct {
+	thread string
+	exc    uint16
+}{
+	"net_checksum_hot":   {"udp_echo", 0},
+	"zsock_recvfrom":     {"udp_echo", 0},
+	"net_eth_input":      {"net_rx", 0},
+	"net_ipv4_input":     {"net_rx", 0},
+	"ehci_host_send_out": {"usb_host", 0},
+	"ehci_host_recv_in":  {"usb_host", 0},
+	"EHCI_IRQHandler":    {"", 16 + 31}, // in whichever thread it interrupted
+	"Tick_IRQHandler":    {"", 16 + 9},
+	"tcmp_poll":          {"console", 0},
+}
+
+// Stream mode sends records while the run goes on and ends with END; the
+// firmware's status lines between the frames cost no frame.
 func TestStream(t *testing.T) {
 	elfPath, _ := defaultImage(t)
 	f, syms := loadSymbols(t, elfPath)
 	h := boot(t, elfPath, testOptions())
+	h.waitLog("calibrated net_checksum_hot", 30*time.Second)
 
-	const count = 20000 // more than the 16384-record buffer: streaming must release records
+	// More than the 16384-record buffer, so streaming must release records,
+	// and 2.5 s of virtual time, so at least one status line (every 2 s)
+	// goes out between the frames.
+	const count = 50000
+	logsBefore := len(h.logLines())
 	start := &sample.Start{RateHz: 20000, JitterPct: 10, Fields: sample.FieldPC | sample.FieldLR, Mode: sample.ModeStream, Count: count}
 	h.fields.Store(uint32(start.Fields)) // a stream sends DATA before any HEADER
 	if r := h.command(start); r.Status != sample.StatusOK {
 		t.Fatalf("START: %v", r.Status)
 	}
 	c := &capture{}
-	h.collect(c, 30*time.Second)
+	h.collect(c, 0, 30*time.Second)
 	if c.end.Reason != sample.EndStreamStopped {
 		t.Errorf("END reason %v, want stream stopped", c.end.Reason)
 	}
@@ -332,5 +367,66 @@ func TestStream(t *testing.T) {
 	checkPCs(t, f, syms, c.records)
 	if hd := h.status(); hd.State != sample.StateIdle {
 		t.Errorf("state after the stream %v, want idle", hd.State)
+	}
+	statusLines := 0
+	for _, l := range h.logLines()[logsBefore:] {
+		if strings.HasPrefix(l, "status: ") {
+			statusLines++
+		}
+	}
+	st := h.decodeStats()
+	t.Logf("%d status lines during the stream; decoder: %+v", statusLines, st)
+	if statusLines == 0 {
+		t.Error("no status line between the stream's frames: the resync was not exercised")
+	}
+	if st.CRCErrors != 0 || st.BadFrames != 0 || st.GarbageBytes != 0 {
+		t.Errorf("decoder saw damage on a clean link: %+v", st)
+	}
+}
+
+// STOP ends an open-ended snapshot; DRAIN serves any held range, refuses
+// one that is not held; DONE releases; a rate beyond the port's is refused.
+func TestStopAndPartialDrain(t *testing.T) {
+	elfPath, _ := defaultImage(t)
+	h := boot(t, elfPath, testOptions())
+
+	if r := h.command(&sample.Start{RateHz: 200000, Fields: sample.FieldPC}); r.Status != sample.StatusBadArg {
+		t.Errorf("START at 200 kHz (the port allows 100 kHz): %v, want BAD_ARG", r.Status)
+	}
+	if r := h.command(&sample.Start{Fields: sample.FieldPC}); r.Status != sample.StatusOK {
+		t.Fatalf("START: %v", r.Status)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for hd := h.status(); hd.Stored < 1000; hd = h.status() {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d records after 30 s", hd.Stored)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if r := h.command(&sample.Stop{}); r.Status != sample.StatusOK {
+		t.Fatalf("STOP: %v", r.Status)
+	}
+	hd := h.status()
+	if hd.State != sample.StateHolding || hd.Stored < 1000 || hd.Stored >= hd.Capacity {
+		t.Fatalf("after STOP: state %v, %d stored of %d; want holding, stopped early", hd.State, hd.Stored, hd.Capacity)
+	}
+	if hd.IntervalTicks != sysclkHz/10000 {
+		t.Errorf("default rate gives an interval of %d ticks, want %d (10 kHz)", hd.IntervalTicks, sysclkHz/10000)
+	}
+
+	h.send(&sample.Drain{From: 100, Count: 50})
+	c := &capture{}
+	h.collect(c, 100, 10*time.Second)
+	if len(c.records) != 50 || c.records[0].Index != 100 || c.end.First != 100 || c.end.Next != 150 {
+		t.Errorf("DRAIN 100+50 gave %d records, END %+v; want records 100..149", len(c.records), c.end)
+	}
+	if r := h.command(&sample.Drain{From: hd.Stored, Count: 1}); r.Status != sample.StatusUnavailable {
+		t.Errorf("DRAIN past the end: %v, want UNAVAILABLE", r.Status)
+	}
+	if r := h.command(&sample.Done{}); r.Status != sample.StatusOK {
+		t.Fatalf("DONE: %v", r.Status)
+	}
+	if hd := h.status(); hd.State != sample.StateIdle {
+		t.Errorf("state after DONE %v, want idle", hd.State)
 	}
 }
