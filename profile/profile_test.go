@@ -236,6 +236,7 @@ func TestLRAcceptedOnlyWhenItIsTheCaller(t *testing.T) {
 	firstLeafCall := fw.Find(t, "nonleaf", `^bl\s.*<leaf_add>`, 0)
 	tailJump := fw.Find(t, "tail", `^b(\.w)?\s.*<leaf_add>`, 0)
 	prologue := fw.Find(t, "nonleaf", `^push`, 0)
+	veneerCall := fw.Find(t, "main", `^bl\s.*<__itcm_outer_veneer>`, 0)
 	if prologue != fw.Entry(t, "nonleaf") {
 		t.Fatalf("nonleaf does not start with its push (0x%x); the cases below assume it", prologue)
 	}
@@ -257,6 +258,8 @@ func TestLRAcceptedOnlyWhenItIsTheCaller(t *testing.T) {
 			callTail, LRStats{Records: 1, ByCFI: 1}},
 		{"tail-called leaf returns to the tail caller's caller", fw.Entry(t, "leaf_add"), fw.ReturnAddress(t, "main", callTail),
 			callTail, LRStats{Records: 1, ByCFI: 1}},
+		{"ITCM non-leaf after its prologue, called through a veneer", fw.Next(t, "itcm_outer", fw.Find(t, "itcm_outer", `^push`, 0)),
+			fw.ReturnAddress(t, "main", veneerCall), veneerCall, LRStats{Records: 1, ByCallTarget: 1}},
 		{"EXC_RETURN", fw.Entry(t, "leaf_add"), 0xFFFFFFF9, 0, LRStats{Records: 1, ExcReturn: 1}},
 		{"LR not after a call", fw.Entry(t, "leaf_add"), fw.Entry(t, "hash_buf") | 1, 0, LRStats{Records: 1, NoCall: 1}},
 	} {

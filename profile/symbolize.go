@@ -298,7 +298,8 @@ func (r *resolver) liveAtPC(pc uint32) bool {
 // accept it: the CFI says that at pc LR still holds the return address
 // (a leaf, or a non-leaf before its prologue); or the instruction before
 // the return address is a BL/BLX whose target is the sampled function
-// itself (LR cannot be left over from one of its own calls then).
+// itself, directly or through a linker veneer (LR cannot be left over
+// from one of its own calls then).
 func (r *resolver) caller(pc, lr uint32) uint32 {
 	l := &r.s.LR
 	l.Records++
@@ -317,9 +318,16 @@ func (r *resolver) caller(pc, lr uint32) uint32 {
 		return site
 	}
 	if f := r.site(pc).Function; f != nil {
-		if target, _, ok := elf.BLTarget(code, site); ok && target&^1 == f.Addr&^1 {
-			l.ByCallTarget++
-			return site
+		if target, _, ok := elf.BLTarget(code, site); ok {
+			// A call between flash and ITCM goes through a linker veneer:
+			// the function called is the veneer's destination.
+			if dest, ok := elf.VeneerTarget(code, target&^1); ok {
+				target = dest
+			}
+			if target&^1 == f.Addr {
+				l.ByCallTarget++
+				return site
+			}
 		}
 	}
 	l.Stale++

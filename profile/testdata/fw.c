@@ -52,6 +52,15 @@ __attribute__((noinline, section(".itcm_text"))) uint32_t fast_scale(uint32_t x)
 	return x * 5u + (x >> 3);
 }
 
+/* Non-leaf code in ITCM: main reaches it, and it reaches leaf_add, through
+ * linker veneers. */
+__attribute__((noinline, section(".itcm_text"))) uint32_t itcm_outer(uint32_t x)
+{
+	uint32_t a = leaf_add(x, 7);
+	sink = a;
+	return a + leaf_add(a, 9);
+}
+
 __attribute__((noinline, noreturn)) void idle_loop(void)
 {
 	for (;;)
@@ -65,6 +74,7 @@ int main(void)
 		sink = nonleaf(sink);
 		sink = tail(sink);
 		sink = fast_scale(sink);
+		sink = itcm_outer(sink);
 		sink = net_checksum(buf, 16);
 		sink = (uint32_t)dsp_step((int32_t)sink);
 	}
