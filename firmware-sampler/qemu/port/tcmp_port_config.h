@@ -17,10 +17,15 @@
 #include "cmsdk.h"
 
 /*
- * CMSDK APB timer 0: clear the interrupt, then set the reload value for the
- * interval after the running one (the counter counts RELOAD..0, so an
- * interval of n ticks is RELOAD = n - 1). The second store, to the same
- * peripheral, completes after the clear, so the IRQ line is low on return.
+ * CMSDK APB timer 0: clear the interrupt, then write the next interval
+ * (the counter counts RELOAD..0, so n ticks is RELOAD = n - 1). On the
+ * CMSDK timer a RELOAD write also loads the counter (QEMU's
+ * hw/timer/cmsdk-apb-timer.c does the same), so the interval runs from
+ * this write, not from the expiry as on the RT1062 PIT: each interval is
+ * longer than drawn by the time from the expiry to here, about 10 timer
+ * ticks under -icount shift=3, 0.4 % at 10 kHz (docs/qemu.md). The
+ * second store, to the same peripheral, completes after the clear, so the
+ * IRQ line is low on return.
  */
 #define TCMP_PORT_TIMER_ACK_NEXT(ticks)                   \
 	do {                                              \
