@@ -17,6 +17,7 @@ type ReportOptions struct {
 // busy flash samples, and how many LRs were trusted.
 func WriteReport(w io.Writer, a *Analysis, o ReportOptions) error {
 	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "%s\n\n", a.Summary())
 	fmt.Fprintf(ew, "samples  %d\n", a.Samples)
 	fmt.Fprintf(ew, "busy     %d  %s\n", a.Busy.Count, a.Busy)
 	fmt.Fprintf(ew, "idle     %d  %s\n", a.Idle.Count, a.Idle)
@@ -37,6 +38,27 @@ func WriteReport(w io.Writer, a *Analysis, o ReportOptions) error {
 		fmt.Fprintf(ew, "warning: %s\n", warn)
 	}
 	return ew.err
+}
+
+// Summary is the analysis in one sentence: the busy share, how much of it
+// runs from flash, and the I-cache footprint of that flash code.
+func (a *Analysis) Summary() string {
+	if a.Busy.Count == 0 {
+		return fmt.Sprintf("%d samples, none busy", a.Samples)
+	}
+	flash := 0
+	for _, g := range a.Regions {
+		if g.Name == "flash" {
+			flash = g.Samples
+		}
+	}
+	s := fmt.Sprintf("%s busy; %s of it in flash", pct(a.Busy.Fraction()), pct(NewShare(flash, a.Busy.Count).Fraction()))
+	if flash > 0 {
+		f := a.Footprint
+		s += fmt.Sprintf(", in %d functions touching %d distinct %d-byte lines = %s (I-cache %s)",
+			a.FlashFunctions, f.Lines, f.Geometry.LineSize, kb(f.Bytes), kb(int(f.Geometry.Size)))
+	}
+	return s
 }
 
 func groupTable(w io.Writer, what string, gs []Group) {
