@@ -105,8 +105,9 @@ func boot(t *testing.T, elfPath string, opts StartOptions) *host {
 		t.Fatal(err)
 	}
 	h := &host{t: t, inst: inst, port: port, events: make(chan sample.Event, 4096)}
-	readerDone := make(chan struct{})
+	readerDone, quit := make(chan struct{}), make(chan struct{})
 	t.Cleanup(func() {
+		close(quit) // the reader may be blocked on events nobody reads any more
 		inst.Stop()
 		port.Close()
 		<-readerDone
@@ -120,12 +121,13 @@ func boot(t *testing.T, elfPath string, opts StartOptions) *host {
 	if err := port.SetReadTimeout(50 * time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	go h.read(readerDone)
+	go h.read(quit, readerDone)
 	h.waitLog("tcmprof QEMU demo", 20*time.Second)
 	return h
 }
 
-func (h *host) read(done chan<- struct{}) {
+// read decodes the link into h.events until the port fails or quit closes.
+func (h *host) read(quit <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer close(h.events)
 	dec := sample.NewDecoder(sample.FieldPC)
@@ -148,7 +150,11 @@ func (h *host) read(done chan<- struct{}) {
 				h.logs = append(h.logs, ev.Log)
 				h.mu.Unlock()
 			}
-			h.events <- ev
+			select {
+			case h.events <- ev:
+			case <-quit:
+				return
+			}
 		}
 		h.mu.Lock()
 		h.stats = dec.Stats()
