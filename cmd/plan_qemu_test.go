@@ -1,0 +1,404 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	goelf "debug/elf"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/linker"
+	"github.com/tcmprof/tcmprof/place"
+)
+
+// demoBuild is one build of the QEMU demo firmware.
+type demoBuild struct {
+	dir, opt, elf, mapFile string
+}
+
+func buildDemo(t *testing.T, dir, opt, fragment string) demoBuild {
+	t.Helper()
+	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: dir, Opt: opt, ITCMFragment: fragment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return demoBuild{dir, opt, elfPath, mapPath}
+}
+
+// relinkDemo relinks b with an ITCM fragment into dir. The objects are
+// copied with their times (cp -a), so make only relinks: the fragment is
+// the one input that changed.
+func relinkDemo(t *testing.T, b demoBuild, dir, fragment string) demoBuild {
+	t.Helper()
+	if out, err := exec.Command("cp", "-a", b.dir, dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a %s %s: %v\n%s", b.dir, dir, err, out)
+	}
+	return buildDemo(t, dir, b.opt, fragment)
+}
+
+// captureDemo boots elfPath in QEMU and captures 4000 samples.
+func captureDemo(t *testing.T, elfPath, out string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	inst, err := qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop()
+	if code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--jitter", "25",
+		"--fields", "pc,lr,exc,thread", "--samples", "4000", "-o", out); code != 0 {
+		t.Fatalf("capture of %s: exit %d\n%s", elfPath, code, stderr)
+	}
+}
+
+// regionShares reads tcmprof report --json's busy share per region.
+func regionShares(t *testing.T, b demoBuild, capture string) map[string]struct {
+	Count, Total int
+	Lo, Hi       float64
+} {
+	t.Helper()
+	code, stdout, stderr := tcmprof("report", "--elf", b.elf, "--map", b.mapFile, "--board", "qemu-demo", "--json", capture)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Regions []struct {
+			Name  string
+			Share struct {
+				Count, Total int
+				Lo, Hi       float64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]struct {
+		Count, Total int
+		Lo, Hi       float64
+	})
+	for _, r := range doc.Regions {
+		out[r.Name] = r.Share
+	}
+	return out
+}
+
+// TestPlacementLoopOnQEMUDemo runs issue 6's loop on the demo firmware:
+// capture, plan, relink with the ld fragment, verify, boot, capture again;
+// then checks a sabotaged relink, the Zephyr rendering against the real
+// objects with Python's re as the oracle, and an -Os plan on an -O2 build.
+// One -Os build and one capture serve every subtest.
+func TestPlacementLoopOnQEMUDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU end-to-end test")
+	}
+	if err := qemu.Available(); err != nil {
+		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
+	}
+	dir := t.TempDir()
+	before := buildDemo(t, filepath.Join(dir, "Os"), "-Os", "")
+	capture := filepath.Join(dir, "before.tcmcap")
+	captureDemo(t, before.elf, capture)
+
+	ldFrag, planPath := filepath.Join(dir, "itcm.ld"), filepath.Join(dir, "plan.json")
+	code, stdout, stderr := tcmprof("plan", "--elf", before.elf, "--map", before.mapFile, "--board", "qemu-demo", capture,
+		"--format", "ld", "-o", ldFrag, "--format", "json", "-o", planPath)
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	t.Logf("plan:\n%s", strings.Join(strings.SplitN(stdout, "\n", 7)[:6], "\n"))
+	plan, err := readPlan(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Entries) < 10 || plan.Prediction.Share < 0.5 {
+		t.Fatalf("plan moves %d functions covering %.1f %%: the demo's hot code should give more", len(plan.Entries), 100*plan.Prediction.Share)
+	}
+
+	t.Run("relink verify boot capture", func(t *testing.T) {
+		after := relinkDemo(t, before, filepath.Join(dir, "Os-itcm"), ldFrag)
+		code, stdout, stderr := tcmprof("verify", "--elf", after.elf, "--map", after.mapFile, "--plan", planPath)
+		if code != 0 {
+			t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
+		}
+		t.Logf("verify:\n%s", stdout)
+		afterCapture := filepath.Join(dir, "after.tcmcap")
+		captureDemo(t, after.elf, afterCapture)
+
+		// Three independent binomial estimates: the flash share before
+		// (Fb), after (Fa) and the plan's share S, each with its 95 %
+		// Wilson interval. The drop Fb-Fa should be S; it is accepted down
+		// to S minus the sum of the three half-widths, a wider margin than
+		// the half-width of the difference (which adds in quadrature), so
+		// a correct placement fails this only far less often than 5 %.
+		b, a := regionShares(t, before, capture), regionShares(t, after, afterCapture)
+		fb, fa := b["flash"], a["flash"]
+		s := place.WilsonInterval(plan.Prediction.Samples, plan.BusySamples)
+		share := plan.Prediction.Share
+		margin := (s.Hi-s.Lo)/2 + (fa.Hi-fa.Lo)/2 + (fb.Hi-fb.Lo)/2
+		fracB, fracA := float64(fb.Count)/float64(fb.Total), float64(fa.Count)/float64(fa.Total)
+		t.Logf("busy in flash: before %.1f %%, after %.1f %%; planned share %.1f %% (margin %.1f pp); ITCM after %d of %d",
+			100*fracB, 100*fracA, 100*share, 100*margin, a["itcm"].Count, a["itcm"].Total)
+		if drop := fracB - fracA; drop < share-margin {
+			t.Errorf("busy share in flash fell by %.1f pp, less than the planned %.1f %% minus %.1f pp", 100*drop, 100*share, 100*margin)
+		}
+	})
+
+	t.Run("broken relink names the missing function", func(t *testing.T) {
+		victim := plan.Entries[0]
+		for _, e := range plan.Entries {
+			if e.Samples > victim.Samples {
+				victim = e
+			}
+		}
+		frag, err := os.ReadFile(ldFrag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []string
+		for _, line := range strings.Split(string(frag), "\n") {
+			if !strings.HasSuffix(line, "("+victim.Section+")") {
+				kept = append(kept, line)
+			}
+		}
+		broken := filepath.Join(dir, "broken.ld")
+		if err := os.WriteFile(broken, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if len(kept) != len(strings.Split(string(frag), "\n"))-1 {
+			t.Fatalf("removing %s from the fragment took %d lines", victim.Section, len(strings.Split(string(frag), "\n"))-len(kept))
+		}
+		after := relinkDemo(t, before, filepath.Join(dir, "Os-broken"), broken)
+		code, stdout, stderr := tcmprof("verify", "--elf", after.elf, "--plan", planPath)
+		want := regexp.MustCompile(`(?m)^VIOLATION not in ITCM: ` + regexp.QuoteMeta(victim.Key.String()) + `: `)
+		if code != exitVerifyFailed || !want.MatchString(stdout) || !strings.Contains(stderr, victim.Symbol) {
+			t.Errorf("verify of the broken relink: exit %d, want %d naming %s\n%s%s", code, exitVerifyFailed, victim.Symbol, stdout, stderr)
+		}
+		if n := strings.Count(stdout, "VIOLATION"); n != 1 {
+			t.Errorf("%d violations, want only the missing function:\n%s", n, stdout)
+		}
+	})
+
+	t.Run("zephyr filters select exactly the plan", func(t *testing.T) {
+		cmake := filepath.Join(dir, "itcm.cmake")
+		code, _, stderr := tcmprof("plan", "--elf", before.elf, "--map", before.mapFile, "--board", "qemu-demo", capture,
+			"--format", "zephyr", "-o", cmake, "--format", "json", "-o", filepath.Join(dir, "zplan.json"))
+		if code != 0 {
+			t.Fatalf("plan --format zephyr: exit %d\n%s", code, stderr)
+		}
+		if conf, err := os.ReadFile(filepath.Join(dir, "itcm.conf")); err != nil || string(conf) != "CONFIG_CODE_DATA_RELOCATION=y\n" {
+			t.Errorf("itcm.conf: %q, %v", conf, err)
+		}
+		zplan, err := readPlan(filepath.Join(dir, "zplan.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkZephyrRelocation(t, cmake, before.dir, zplan)
+	})
+
+	t.Run("Os plan holds on the O2 build", func(t *testing.T) {
+		o2 := buildDemo(t, filepath.Join(dir, "O2"), "-O2", "")
+		img, err := elf.Open(o2.elf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		board, err := elf.BoardByName("qemu-demo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := readMap(o2.mapFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _, err := place.FromImage(place.ImageSources{Image: img, Map: m, MapPath: o2.mapFile, Board: board})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rebound, res := plan.Rebind(in.Funcs)
+		missing := make(map[string]bool)
+		for _, r := range res {
+			if r.Match == place.MatchMissing {
+				missing[r.Entry.Key.String()] = true
+				for _, f := range in.Funcs {
+					if f.Key.Base == r.Entry.Key.Base && f.Key.Source == r.Entry.Key.Source {
+						t.Errorf("%s reported missing from -O2 but %s is there", r.Entry.Key, f.Symbol)
+					}
+				}
+			}
+		}
+		t.Logf("-Os plan on -O2: %d of %d functions present; missing: %v", len(rebound.Entries), len(plan.Entries), keys(missing))
+		if len(rebound.Entries) < len(plan.Entries)/2 {
+			t.Fatalf("only %d of %d planned functions exist in the -O2 build", len(rebound.Entries), len(plan.Entries))
+		}
+		// The exclusions still name the -Os build's objects; RenderLD
+		// would take an -Os echo.o and the -O2 one for two objects of one
+		// name and write the full path, which ld then loads as an extra
+		// input file. The -O2 link needs only the rebound entries.
+		rebound.Excluded = nil
+		frag := filepath.Join(dir, "itcm-O2.ld")
+		var buf bytes.Buffer
+		if skipped, err := linker.RenderLD(&buf, rebound); err != nil || len(skipped) > 0 {
+			t.Fatalf("RenderLD: %v, skipped %v", err, skipped)
+		}
+		if err := os.WriteFile(frag, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		placed := relinkDemo(t, o2, filepath.Join(dir, "O2-itcm"), frag)
+		_, stdout, _ := tcmprof("verify", "--elf", placed.elf, "--plan", planPath)
+		violation := regexp.MustCompile(`(?m)^VIOLATION ([^:]+): (.*)$`)
+		for _, m := range violation.FindAllStringSubmatch(stdout, -1) {
+			switch kind, rest := m[1], m[2]; kind {
+			case linker.ViolationMissing:
+				name := rest[:strings.LastIndex(rest, ": ")]
+				if !missing[name] {
+					t.Errorf("verify says %s is missing, Rebind found it", name)
+				}
+				delete(missing, name)
+				t.Logf("reported, not a failure: %s", m[0])
+			case linker.ViolationITCMUse, linker.ViolationVeneers:
+				t.Logf("expected with other code sizes: %s", m[0]) // the prediction was for -Os
+			default:
+				t.Errorf("%s", m[0])
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("verify did not report %v as missing from the -O2 build", keys(missing))
+		}
+		if !strings.Contains(stdout, "planned functions in ITCM: "+strconv.Itoa(len(rebound.Entries))+" of ") {
+			t.Errorf("not every function present in both builds is in ITCM:\n%s", stdout)
+		}
+	})
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// zephyrCall is zephyr_code_relocate() as the renderer writes it: one
+// source, the ITCM location and a quoted FILTER.
+var zephyrCall = regexp.MustCompile(`^zephyr_code_relocate\(FILES "((?:[^"\\]|\\.)*)" LOCATION ITCM_TEXT FILTER "((?:[^"\\]|\\.)*)"\)$`)
+
+// cmakeUnquote undoes CMake's quoted-argument escapes (\\ \" \$).
+func cmakeUnquote(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// checkZephyrRelocation applies gen_relocate_app.py's rule to every call
+// in cmake: the object compiled from the call's source keeps the sections
+// whose names re.search(FILTER, name) matches (Python's re, run by
+// python3, is the oracle) and that are text (".text." in the name, what
+// ITCM_TEXT takes). Those must be exactly the plan's sections of that
+// source.
+func checkZephyrRelocation(t *testing.T, cmake, buildDir string, p *place.Plan) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	data, err := os.ReadFile(cmake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make(map[string][]string) // source -> planned sections
+	for _, e := range p.Entries {
+		want[e.Key.Source] = append(want[e.Key.Source], e.Section)
+	}
+	type query struct {
+		Source string   `json:"source"`
+		Filter string   `json:"filter"`
+		Names  []string `json:"names"`
+	}
+	var queries []query
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		m := zephyrCall.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("unexpected line in %s: %q", cmake, line)
+		}
+		src := cmakeUnquote(m[1])
+		queries = append(queries, query{src, cmakeUnquote(m[2]), objectSectionNames(t, demoObject(t, buildDir, src))})
+	}
+	in, _ := json.Marshal(queries)
+	py := exec.Command("python3", "-c", `import json, re, sys
+qs = json.load(sys.stdin)
+json.dump([[n for n in q["names"] if re.search(q["filter"], n) and ".text." in n] for q in qs], sys.stdout)`)
+	py.Stdin = bytes.NewReader(in)
+	out, err := py.Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	var got [][]string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	covered := 0
+	for k, q := range queries {
+		w := append([]string(nil), want[q.Source]...)
+		sort.Strings(w)
+		sort.Strings(got[k])
+		if strings.Join(got[k], " ") != strings.Join(w, " ") {
+			t.Errorf("%s: FILTER %q relocates %v, the plan has %v", q.Source, q.Filter, got[k], w)
+		}
+		covered += len(w)
+		delete(want, q.Source)
+	}
+	for src, secs := range want {
+		t.Errorf("planned sections %v of %s have no zephyr_code_relocate line", secs, src)
+	}
+	t.Logf("%d relocation lines select the %d planned sections exactly", len(queries), covered)
+	if covered == 0 {
+		t.Error("the Zephyr rendering relocates nothing")
+	}
+}
+
+// demoObject is the object the demo Makefile compiles src into:
+// OUT/obj/<dir>/<name>.o, and OUT/obj/core/<name>.o for the sampler core.
+func demoObject(t *testing.T, buildDir, src string) string {
+	t.Helper()
+	rel, err := filepath.Rel(qemu.SourceDir(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel = strings.TrimPrefix(rel, "../")
+	return filepath.Join(buildDir, "obj", strings.TrimSuffix(rel, filepath.Ext(rel))+".o")
+}
+
+func objectSectionNames(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := goelf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var names []string
+	for _, s := range f.Sections {
+		if s.Name != "" {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
