@@ -63,8 +63,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		return nil, nil, fmt.Errorf("place: board %s has no ITCM region", src.Board.Name)
 	}
 	f := src.Image.File()
-	in := &Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size),
-		BootRoots: append([]string(nil), src.Board.BootCritical...)}
+	in := &Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size)}
 	if id, err := elf.BuildID(f); err == nil && len(id) > 0 {
 		in.BuildID = hex.EncodeToString(id)
 	}
@@ -130,6 +129,10 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		}
 		in.Funcs = append(in.Funcs, pf)
 	}
+	// A board lists the boot-critical names of every tree it supports
+	// (Zephyr renamed z_early_memcpy to arch_early_memcpy), so an image
+	// lacks some; only an image with none of them is suspect.
+	in.BootRoots, warnings = bootRoots(in.Funcs, src.Board, warnings)
 	ranges := elf.FuncRanges(src.Image.Functions())
 	calls, err := elf.CallEdges(f, ranges)
 	if err != nil {
@@ -146,6 +149,20 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		return nil, nil, err
 	}
 	return in, warnings, nil
+}
+
+func bootRoots(funcs []Func, b *elf.Board, warnings []string) ([]string, []string) {
+	var roots []string
+	for _, f := range funcs {
+		if b.IsBootCritical(f.Symbol) {
+			roots = append(roots, f.Symbol)
+		}
+	}
+	if len(roots) == 0 && len(b.BootCritical) > 0 {
+		warnings = append(warnings, fmt.Sprintf("none of board %s's boot-critical functions (%s) is in the image: nothing is kept out of ITCM for running before the copy; is the board right?",
+			b.Name, strings.Join(b.BootCritical, ", ")))
+	}
+	return roots, warnings
 }
 
 // Veneers counts the linker's long-branch veneers in img.
