@@ -208,6 +208,12 @@ func runCapture(o *captureOptions, s Streams) error {
 		return fmt.Errorf("writing %s: %w (the raw bytes are in %s)", o.out, werr, orNone(o.raw))
 	}
 	fmt.Fprintf(s.Err, "%s: %s\n", o.out, summary(c))
+	// Only now that the file is safe may the device forget the run.
+	if err == nil && c.Header.Mode == sample.ModeSnapshot {
+		if derr := sess.Done(ctx); derr != nil {
+			return fmt.Errorf("%s is written, but releasing the device's buffer failed: %w (it still holds the run; a new run needs --attach first)", o.out, derr)
+		}
+	}
 	if o.quiet && c.Stats.LogLines > 0 {
 		fmt.Fprintf(s.Err, "%d log lines from the device not shown (--quiet)\n", c.Stats.LogLines)
 	}

@@ -214,6 +214,9 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 				before := s.Stats().Bytes
 				b.StartTimer()
 				c, err := s.Drain(ctx, h)
+				if err == nil {
+					err = s.Done(ctx)
+				}
 				if err != nil {
 					b.Fatal(err)
 				}

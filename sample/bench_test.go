@@ -31,6 +31,9 @@ func BenchmarkDrain16K(b *testing.B) {
 				before := s.Stats().Bytes
 				b.StartTimer()
 				c, err := s.Drain(ctx, h)
+				if err == nil {
+					err = s.Done(ctx)
+				}
 				if err != nil || len(c.Records) != 16384 {
 					b.Fatalf("%v, %d records", err, len(c.Records))
 				}

@@ -330,7 +330,8 @@ func (s *Session) Stop(ctx context.Context) error {
 	return err
 }
 
-// Done releases the records the device holds.
+// Done releases the records the device holds; call it once the capture
+// is saved.
 func (s *Session) Done(ctx context.Context) error {
 	_, err := s.command(ctx, &Done{}, func(f Frame, _ int) (bool, error) {
 		r, ok := replyTo(TypeDone, f)
@@ -363,8 +364,8 @@ func SnapshotWait(h *Header, st Start) time.Duration {
 }
 
 // Snapshot starts a snapshot run, waits until the device holds it (sending
-// STOP when maxWait passes or stop is closed), and drains it (see Drain).
-// maxWait 0 means SnapshotWait.
+// STOP when maxWait passes or stop is closed), and drains it (see Drain;
+// the caller sends DONE). maxWait 0 means SnapshotWait.
 func (s *Session) Snapshot(ctx context.Context, st Start, maxWait time.Duration, stop <-chan struct{}) (*Capture, error) {
 	st.Mode = ModeSnapshot
 	if err := s.Start(ctx, st); err != nil {
@@ -444,10 +445,11 @@ func isClosed(c <-chan struct{}) bool {
 	}
 }
 
-// Drain fetches the records the device holds (as h reports them),
-// re-requests what did not arrive, and sends DONE once every record is
-// there. When records are still missing it returns the capture together
-// with an *IncompleteError, and the device keeps holding them for Resume.
+// Drain fetches the records the device holds (as h reports them) and
+// re-requests what did not arrive. When records are still missing it
+// returns the capture together with an *IncompleteError. It does not send
+// DONE: save the capture first, then call Done, so that a failed write
+// loses nothing the device still holds.
 func (s *Session) Drain(ctx context.Context, h *Header) (*Capture, error) {
 	want := Range{h.HeldFrom, h.Stored}
 	s.set = newRecordSet(want)
@@ -516,7 +518,7 @@ const (
 
 // fetch drains want in rounds: the first asks for everything, each later
 // one for what is still missing, until nothing is missing or Retries
-// rounds in a row bring nothing new. Then DONE, when complete.
+// rounds in a row bring nothing new.
 func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Capture, error) {
 	var cause error
 	chunk := uint32(maxChunk)
@@ -569,18 +571,12 @@ func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Captur
 			chunk = min(chunk*2, maxChunk)
 		}
 	}
-	var err error
-	if s.set.received == uint64(want.Len()) {
-		if derr := s.Done(ctx); derr != nil {
-			err = fmt.Errorf("every record arrived, but DONE failed: %w", derr)
-		}
-	}
 	c := s.capture()
 	if len(c.Missing) > 0 {
 		resumable := c.Header.Mode == ModeSnapshot && !errors.Is(cause, errUnavailable)
 		return c, &IncompleteError{Missing: c.Missing, Total: uint64(want.Len()), Resumable: resumable, Cause: cause}
 	}
-	return c, err
+	return c, nil
 }
 
 var errUnavailable = errors.New("the sampler no longer holds those records (UNAVAILABLE)")

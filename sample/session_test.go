@@ -89,8 +89,15 @@ func TestSnapshotCleanLine(t *testing.T) {
 			if st.CRCErrors+st.BadFrames+st.GarbageBytes != 0 {
 				t.Errorf("errors on a clean line: %+v", st)
 			}
+			// The device holds the run until DONE.
+			if h, err := s.Status(context.Background()); err != nil || h.State != sample.StateHolding {
+				t.Errorf("after the drain the device is %v (%v); want holding until DONE", h.State, err)
+			}
+			if err := s.Done(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 			if h, err := s.Status(context.Background()); err != nil || h.State != sample.StateIdle {
-				t.Errorf("after the drain the device is %v (%v); want idle after DONE", h.State, err)
+				t.Errorf("after DONE the device is %v (%v); want idle", h.State, err)
 			}
 		})
 	}
@@ -142,6 +149,9 @@ func TestSnapshotCleanLogLinesAllShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkTruth(t, d, c)
+	if err := s.Done(context.Background()); err != nil { // reads what is still on its way, too
+		t.Fatal(err)
+	}
 	if len(logs) != d.LogLines() || logs[0] != "<inf> app: between frames" {
 		t.Errorf("host saw %d log lines (%q...), device sent %d", len(logs), logs[:min(1, len(logs))], d.LogLines())
 	}
@@ -193,6 +203,9 @@ func TestSnapshotHangUpThenResume(t *testing.T) {
 		t.Fatalf("after resume: %d records, missing %v", len(done.Records), done.Missing)
 	}
 	checkTruth(t, d, done)
+	if err := s2.Done(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s2.Resume(context.Background(), c); err == nil {
 		t.Error("a second resume after DONE succeeded")
 	}
@@ -311,8 +324,8 @@ func TestThreadTableRecovered(t *testing.T) {
 		if len(c.Records) != 1024 || len(c.Threads) != tc.wantThreads {
 			t.Errorf("skip %d: %d records, threads %v", tc.skip, len(c.Records), c.Threads)
 		}
-		if h, err := s.Status(context.Background()); err != nil || h.State != sample.StateIdle {
-			t.Errorf("skip %d: device %v after the drain (%v), want idle after DONE", tc.skip, h.State, err)
+		if err := s.Done(context.Background()); err != nil {
+			t.Errorf("skip %d: DONE: %v", tc.skip, err)
 		}
 	}
 }
@@ -355,6 +368,9 @@ func TestSnapshotByteAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkTruth(t, d, c)
+	if err := s.Done(context.Background()); err != nil { // reads what is still on its way, too
+		t.Fatal(err)
+	}
 	if len(c.Records) != 2048 || c.Stats.CRCErrors+c.Stats.GarbageBytes != 0 || logs != d.LogLines() {
 		t.Errorf("%d records, stats %+v, %d of %d log lines", len(c.Records), c.Stats, logs, d.LogLines())
 	}
