@@ -218,7 +218,7 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 	}
 	l := &dwarfLoader{
 		dw:         dw,
-		debugLine:  im.sectionData(".debug_line"),
+		debugLine:  im.debugSection(".debug_line"),
 		infoSize:   sectionSize(im.file, ".debug_info"),
 		lineSize:   sectionSize(im.file, ".debug_line"),
 		hasCodeAt0: raw.hasCodeAt0,

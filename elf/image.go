@@ -149,14 +149,22 @@ func (im *Image) loadSections() error {
 	return nil
 }
 
-// sectionData returns the raw contents of the named section as stored in
-// the file (nil if absent or compressed).
-func (im *Image) sectionData(name string) []byte {
+// debugSection returns the contents of the named section, decompressed if
+// it is compressed (objcopy --compress-debug-sections, gcc -gz); nil if
+// absent or unreadable.
+func (im *Image) debugSection(name string) []byte {
 	s := im.file.Section(name)
-	if s == nil || s.Type == goelf.SHT_NOBITS || s.Flags&goelf.SHF_COMPRESSED != 0 {
+	if s == nil || s.Type == goelf.SHT_NOBITS {
 		return nil
 	}
-	return im.data[s.Offset : s.Offset+s.FileSize]
+	if s.Flags&goelf.SHF_COMPRESSED == 0 {
+		return im.data[s.Offset : s.Offset+s.FileSize]
+	}
+	b, err := s.Data()
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // Path returns the name the Image was loaded from.
