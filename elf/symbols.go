@@ -145,7 +145,6 @@ func (im *Image) buildFunctions(raw rawSymbols) []*Function {
 	syms := raw.funcs
 	sort.SliceStable(syms, func(i, j int) bool { return syms[i].addr < syms[j].addr })
 	var funcs []*Function
-	im.funcNames = nil
 	for i := 0; i < len(syms); {
 		j := i + 1
 		for j < len(syms) && syms[j].addr == syms[i].addr {
@@ -195,7 +194,9 @@ func (im *Image) newFunction(group []funcSymbol, next uint32, raw rawSymbols) *F
 		if fn.Veneer {
 			end = min(end, veneerEnd(raw.mapping, addr, end), addr+maxVeneerSize)
 		}
-		fn.Size = end - addr
+		if end > addr { // else a symbol outside its section: keep size 0
+			fn.Size = end - addr
+		}
 	}
 	switch {
 	case fn.Veneer:
