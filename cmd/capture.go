@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -141,6 +142,10 @@ func runCapture(o *captureOptions, s Streams) error {
 	if o.timeout <= 0 || o.retries < 0 {
 		return errors.New("--timeout must be positive and --retries not negative")
 	}
+	// Find out now, not after the drain, that the file cannot be written.
+	if err := checkWritableDir(o.out); err != nil {
+		return err
+	}
 
 	host := sample.HostInfo{Time: time.Now().UTC(), Port: o.port, Baud: o.baud, ToolVersion: Version}
 	if o.port == "auto" {
@@ -229,6 +234,16 @@ func runCapture(o *captureOptions, s Streams) error {
 		return errors.New(msg)
 	}
 	return err
+}
+
+// checkWritableDir fails when no file can be created next to path.
+func checkWritableDir(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tcmprof-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 func orNone(s string) string {

@@ -230,6 +230,7 @@ func TestCaptureFlagErrors(t *testing.T) {
 		{[]string{"capture", "--attach", "--resume", "x", "-o", "x"}, "exclude each other"},
 		{[]string{"capture", "--resume", filepath.Join(dir, "none.tcmcap")}, "no such file"},
 		{[]string{"capture", "--port", filepath.Join(dir, "nope"), "-o", filepath.Join(dir, "x.tcmcap")}, "opening"},
+		{[]string{"capture", "--port", "/dev/null", "-o", filepath.Join(dir, "no", "such", "dir", "x.tcmcap")}, "cannot write"},
 		{[]string{"info", filepath.Join(dir, "none.tcmcap")}, "no such file"},
 		{[]string{"capture", "--port", "auto", "--vid", "ffff", "--pid", "fffe", "-o", filepath.Join(dir, "x.tcmcap")}, "no serial port"},
 	}
