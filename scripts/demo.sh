@@ -3,8 +3,10 @@
 #
 # Builds the demo firmware (firmware-sampler/qemu), boots it in
 # qemu-system-arm -M mps2-an500 with its UART on a pty, takes a capture with
-# `tcmprof capture`, and turns it into a report and a pprof profile. Every
-# artefact lands in build/demo/; the last lines printed say where.
+# `tcmprof capture`, and turns it into a report and a pprof profile; then
+# scripts/demo-place.sh plans the ITCM from that capture, relinks, verifies,
+# captures the relinked image and compares. Every artefact lands in
+# build/demo/; the lines printed at the end say where.
 #
 # Bounded: QEMU runs under `timeout` (DEMO_TIMEOUT seconds, default 300)
 # and is killed when the script exits for any reason.
@@ -84,13 +86,15 @@ cleanup
 "$bin" report --elf "$elf" --map "$map" --board qemu-demo "$out/before.tcmcap" >"$out/before-report.txt"
 "$bin" profile --elf "$elf" --map "$map" --board qemu-demo "$out/before.tcmcap" -o "$out/before.pb.gz"
 
-say "done; artefacts in $out/:"
+say "first capture done; artefacts in $out/:"
 say "  firmware/tcmprof-demo.elf, .map   the image and its link map"
 say "  before.tcmcap                     the capture (tcmprof info: before-info.txt)"
 say "  before-report.txt                 busy/idle, regions, libraries, functions"
 say "  before.pb.gz                      pprof profile (go tool pprof -top $out/before.pb.gz)"
 say "  capture.log, qemu.log             the firmware's log lines and QEMU's output"
 head -n 25 "$out/before-report.txt"
+
+DEMO_OPT="$opt" DEMO_SAMPLES="$samples" DEMO_TIMEOUT="$limit" ./scripts/demo-place.sh "$bin" "$out"
 
 # The loop closes: plan, relink, verify, boot, capture, diff.
 ./scripts/demo-place.sh "$bin" "$out"
