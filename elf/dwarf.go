@@ -19,7 +19,7 @@ type Frame struct {
 	Function string // demangled full name, e.g. "net::ip::Iface::lookup(unsigned long) const"
 	Short    string // demangled without parameters and template arguments, for display
 	Mangled  string // linkage name; "" for C functions
-	File     string // absolute source file; "" if unknown
+	File     string // source file, cleaned; absolute unless the DWARF's comp_dir is relative; "" if unknown
 	Line     int    // 0 if unknown
 	Column   int    // 0 if unknown
 }
