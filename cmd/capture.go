@@ -44,6 +44,10 @@ type captureOptions struct {
 
 func init() { register(newCaptureCmd) }
 
+// probeTimeout bounds the STATUS probe --port auto sends to each of several
+// ports with the sampler's USB ids; the sampler answers in milliseconds.
+const probeTimeout = 300 * time.Millisecond
+
 func newCaptureCmd(s Streams) *cobra.Command {
 	o := &captureOptions{}
 	c := &cobra.Command{
@@ -67,7 +71,9 @@ a device that still holds the run. Log text the firmware prints between
 frames is shown on stderr (--quiet counts it instead).
 
 --port auto looks for the USB serial port with --vid/--pid (default
-2fe3:0001, Zephyr's default USB ids), narrowed by --serial and --product.`,
+2fe3:0001, Zephyr's default USB ids), narrowed by --serial and --product.
+When several ports match (the Zephyr console and the sampler's port share
+the ids), each gets one STATUS command and the one that answers is used.`,
 		Example: `  tcmprof capture --port auto -o before.tcmcap
   tcmprof capture --port /dev/ttyACM0 --rate 20000 --jitter 10 --fields pc,lr --samples 16384 -o run.tcmcap
   tcmprof capture --port /dev/ttyACM0 --mode stream --duration 30s -o long.tcmcap
@@ -153,7 +159,7 @@ func runCapture(o *captureOptions, s Streams) error {
 		if err != nil {
 			return err
 		}
-		p, err := sample.FindPort(ports, o.match)
+		p, err := sample.FindPort(ports, o.match, sample.StatusProbe(o.baud, probeTimeout))
 		if err != nil {
 			return err
 		}

@@ -1,8 +1,10 @@
 package sample
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.bug.st/serial"
 	"go.bug.st/serial/enumerator"
@@ -54,15 +56,34 @@ func ListPorts() ([]PortInfo, error) {
 	return out, nil
 }
 
-// FindPort picks the one port that matches m. None or several is an error
-// that lists the candidates, so the user can pass --port or narrow the match.
-func FindPort(ports []PortInfo, m PortMatch) (PortInfo, error) {
+// FindPort picks the one port that matches m. When several match (a Zephyr
+// image with the sampler has two CDC-ACM ports with the same USB ids: the
+// console and the sampler's), probe, when not nil, is asked of each; the
+// one port it accepts wins. None or several is an error that lists the
+// candidates, so the user can pass --port or narrow the match.
+func FindPort(ports []PortInfo, m PortMatch, probe func(PortInfo) bool) (PortInfo, error) {
 	var found []PortInfo
 	for _, p := range ports {
 		if p.IsUSB && eqFold(m.VID, p.USB.VID) && eqFold(m.PID, p.USB.PID) &&
 			(m.Serial == "" || m.Serial == p.USB.Serial) &&
 			(m.Product == "" || strings.Contains(strings.ToLower(p.USB.Product), strings.ToLower(m.Product))) {
 			found = append(found, p)
+		}
+	}
+	if len(found) > 1 && probe != nil {
+		var answering []PortInfo
+		for _, p := range found {
+			if probe(p) {
+				answering = append(answering, p)
+			}
+		}
+		if len(answering) == 1 {
+			return answering[0], nil
+		}
+		if len(answering) > 1 {
+			found = answering
+		} else {
+			return PortInfo{}, fmt.Errorf("%d serial ports with %s, and none answered the sampler protocol: %s (is the sampler enabled in the firmware? pass --port PATH)", len(found), describeMatch(m), describePorts(found))
 		}
 	}
 	if len(found) == 1 {
@@ -76,6 +97,24 @@ func FindPort(ports []PortInfo, m PortMatch) (PortInfo, error) {
 		return PortInfo{}, fmt.Errorf("no serial port with %s; ports present: %s (pass --port PATH, or --vid/--pid/--serial/--product)", want, describePorts(ports))
 	}
 	return PortInfo{}, fmt.Errorf("%d serial ports with %s: %s (pass --port PATH or --serial to pick one)", len(found), want, describePorts(found))
+}
+
+// StatusProbe returns a FindPort probe that opens a port, sends one STATUS
+// command and accepts the port if a HEADER comes back within timeout. A
+// console port only sees one short binary line it ignores.
+func StatusProbe(baud int, timeout time.Duration) func(PortInfo) bool {
+	return func(p PortInfo) bool {
+		port, err := OpenPort(p.Path, baud)
+		if err != nil {
+			return false
+		}
+		s := NewSession(port, nil, Timeouts{Reply: timeout, Retries: 0, Poll: timeout, LogFlush: timeout})
+		defer s.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*timeout)
+		defer cancel()
+		_, err = s.Status(ctx)
+		return err == nil
+	}
 }
 
 func eqFold(want, got string) bool {

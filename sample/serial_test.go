@@ -26,7 +26,7 @@ func TestFindPort(t *testing.T) {
 		{"no ports", nil, def, "no serial ports at all"},
 	}
 	for _, tt := range tests {
-		p, err := FindPort(tt.ports, tt.m)
+		p, err := FindPort(tt.ports, tt.m, nil)
 		got := p.Path
 		if err != nil {
 			got = err.Error()

@@ -1,0 +1,60 @@
+package sample_test
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/sampletest"
+)
+
+// A Zephyr image with the sampler shows two CDC-ACM ports with the same USB
+// ids: the shell console and the sampler. --port auto must pick the one that
+// speaks the protocol, and say so clearly when neither does.
+func TestFindPortProbesTwinPorts(t *testing.T) {
+	samplerPath, _, _ := connect(t, newDevice(64, sampletest.Faults{}))
+	consolePath := fakeConsole(t)
+	ids := sample.USBInfo{VID: sample.DefaultVID, PID: sample.DefaultPID}
+	console := sample.PortInfo{Path: consolePath, IsUSB: true, USB: ids}
+	sampler := sample.PortInfo{Path: samplerPath, IsUSB: true, USB: ids}
+	match := sample.PortMatch{VID: sample.DefaultVID, PID: sample.DefaultPID}
+	probe := sample.StatusProbe(115200, 200*time.Millisecond)
+
+	got, err := sample.FindPort([]sample.PortInfo{console, sampler}, match, probe)
+	if err != nil || got.Path != samplerPath {
+		t.Fatalf("FindPort = %q, %v; want the sampler's port %q", got.Path, err, samplerPath)
+	}
+
+	_, err = sample.FindPort([]sample.PortInfo{console, {Path: fakeConsole(t), IsUSB: true, USB: ids}}, match, probe)
+	if err == nil || !strings.Contains(err.Error(), "none answered the sampler protocol") {
+		t.Fatalf("two consoles: err = %v, want a 'none answered' error", err)
+	}
+}
+
+// fakeConsole is a pty whose far end behaves like a shell: it echoes what it
+// reads and prints a prompt, never a frame.
+func fakeConsole(t *testing.T) string {
+	t.Helper()
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	go func() {
+		buf := make([]byte, 256)
+		for {
+			n, err := master.Read(buf)
+			if err != nil {
+				return
+			}
+			if _, err := io.WriteString(master, string(buf[:n])+"\r\nuart:~$ "); err != nil {
+				return
+			}
+		}
+	}()
+	return slave.Name()
+}
