@@ -114,6 +114,13 @@ func runPlan(s Streams, o *planOptions, capture string) error {
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(s.Err, "tcmprof: warning: %s\n", w)
 	}
+	// Hot code the linker can not move alone is worth a build change
+	// (-ffunction-sections), so it is said where it is seen.
+	for _, x := range plan.Excluded {
+		if (x.Reason == place.ReasonNoSection || x.Reason == place.ReasonNotText) && x.Samples >= plan.MinSamples {
+			fmt.Fprintf(s.Err, "tcmprof: skipped %s (%d samples): %s, %s\n", x.Key, x.Samples, x.Reason, x.Detail)
+		}
+	}
 	for i, format := range o.formats {
 		skipped, err := writePlan(o.outputs[i], format, plan)
 		if err != nil {

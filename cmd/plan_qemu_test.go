@@ -118,6 +118,10 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 		t.Fatalf("plan: exit %d\n%s", code, stderr)
 	}
 	t.Logf("plan:\n%s", strings.Join(strings.SplitN(stdout, "\n", 7)[:6], "\n"))
+	// newlib's memcpy is hot and sits in its object's plain .text.
+	if !regexp.MustCompile(`(?m)^tcmprof: skipped memcpy \(\d+ samples\): no own input section`).MatchString(stderr) {
+		t.Errorf("plan does not report hot memcpy as skipped:\n%s", stderr)
+	}
 	plan, err := readPlan(planPath)
 	if err != nil {
 		t.Fatal(err)
