@@ -91,7 +91,7 @@ func TestImageLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, member := range []string{"libnet.a(ipv4.o)", "libdrv.a(ehci.o)", "libkernel.a(mutex.o)", "libsampler.a(sampler.o)", "libc_nano.a(lib_a-memcpy.o)"} {
+	for _, member := range []string{"libapp.a(echo.o)", "libnet.a(ipv4.o)", "libdrv.a(ehci.o)", "libkernel.a(mutex.o)", "libsampler.a(sampler.o)", "libc_nano.a(lib_a-memcpy.o)"} {
 		if !bytes.Contains(m, []byte(member)) {
 			t.Errorf("map file does not mention %s", member)
 		}
