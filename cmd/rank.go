@@ -76,17 +76,19 @@ type rankJSON struct {
 	ShareCI  place.Interval `json:"share_ci"`
 	Size     uint32         `json:"size"`
 	Density  float64        `json:"samples_per_byte"`
-	Region   string         `json:"region,omitempty"`
-	Library  string         `json:"library,omitempty"`
-	Section  string         `json:"section,omitempty"`
-	Ranked   bool           `json:"ranked"`
+	// DensityCI is ShareCI scaled to samples per byte.
+	DensityCI place.Interval `json:"samples_per_byte_ci"`
+	Region    string         `json:"region,omitempty"`
+	Library   string         `json:"library,omitempty"`
+	Section   string         `json:"section,omitempty"`
+	Ranked    bool           `json:"ranked"`
 }
 
 func writeRankJSON(w io.Writer, rows []place.RankRow) error {
 	out := make([]rankJSON, len(rows))
 	for i, r := range rows {
 		out[i] = rankJSON{Function: r.Func.Symbol, Source: r.Func.Key.Source, Samples: r.Samples, Share: r.Share,
-			ShareCI: r.ShareCI, Size: r.Func.Size, Density: r.Density, Region: r.Func.Region,
+			ShareCI: r.ShareCI, Size: r.Func.Size, Density: r.Density, DensityCI: r.DensityCI, Region: r.Func.Region,
 			Library: r.Func.Library(), Section: r.Func.Section, Ranked: r.Ranked}
 	}
 	enc := json.NewEncoder(w)

@@ -100,7 +100,7 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 		}
 		return headers[path][f.Section]
 	}
-	checked := 0
+	checked, inferredPadded := 0, 0
 	for i := range in.Funcs {
 		f := &in.Funcs[i]
 		switch {
@@ -120,9 +120,22 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 		if uint32(h.Addralign) != f.Align || uint32(h.Size) != f.Size {
 			t.Errorf("%s: section %s of %s has align %d size %d; FromImage says %d, %d", f.Symbol, f.Section, f.Object, h.Addralign, h.Size, f.Align, f.Size)
 		}
+		// The fallback for unreadable objects: exact where ld padded
+		// before the section, a power of two within the address otherwise.
+		s := m.SectionAt(f.Addr)
+		guess := inferAlign(m, s)
+		if guess&(guess-1) != 0 || s.Addr%guess != 0 {
+			t.Errorf("%s: inferred alignment %d does not divide %#x", f.Section, guess, s.Addr)
+		}
+		if padded(m, s) {
+			inferredPadded++
+			if guess != f.Align {
+				t.Errorf("%s at %#x after padding: inferred alignment %d, the object says %d", f.Section, s.Addr, guess, f.Align)
+			}
+		}
 	}
-	if checked < 100 {
-		t.Errorf("only %d functions checked against their objects", checked)
+	if checked < 100 || inferredPadded == 0 {
+		t.Errorf("only %d functions checked against their objects, %d after padding", checked, inferredPadded)
 	}
 
 	// Tail calls: objdump's b.w to the start of another function.
@@ -176,7 +189,20 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 	if itcmEnd == 0 || in.ITCMUsed != itcmEnd || in.ITCMSize != 128<<10 {
 		t.Errorf("ITCM used %d of %d; the link script's __itcm_end is %#x", in.ITCMUsed, in.ITCMSize, itcmEnd)
 	}
-	t.Logf("%d functions, %d edges (%d tail calls), %d checked against their objects, ITCM used %d", len(in.Funcs), len(in.Edges), want, checked, in.ITCMUsed)
+	t.Logf("%d functions, %d edges (%d tail calls), %d checked against their objects (%d after padding), ITCM used %d", len(in.Funcs), len(in.Edges), want, checked, inferredPadded, in.ITCMUsed)
+}
+
+// padded reports whether ld left a gap between s and the input section
+// before it in the same output section.
+func padded(m *elf.Map, s *elf.InputSection) bool {
+	var prevEnd uint32
+	found := false
+	for _, o := range m.Sections {
+		if o.Output == s.Output && o.Size > 0 && o.Addr+o.Size <= s.Addr && o.Addr < s.Addr {
+			prevEnd, found = max(prevEnd, o.Addr+o.Size), true
+		}
+	}
+	return found && prevEnd < s.Addr
 }
 
 func TestArchiveMemberRejects(t *testing.T) {
@@ -197,4 +223,18 @@ func TestArchiveMemberRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzArchiveMember: any bytes give a member or an error, never a panic,
+// and a member returned lies inside the input.
+func FuzzArchiveMember(f *testing.F) {
+	f.Add([]byte("!<arch>\n"+"b.o/            0           0     0     644     2         `\nab"), "b.o")
+	f.Add([]byte("!<arch>\n"+"//                                              6         `\nb.o/\n\n"+"/0              0           0     0     644     1         `\nx\n"), "b.o")
+	f.Add([]byte("!<thin>\n"), "b.o")
+	f.Fuzz(func(t *testing.T, data []byte, name string) {
+		member, err := archiveMember(data, name)
+		if err == nil && len(member) > len(data) {
+			t.Fatalf("member of %d bytes from %d bytes of input", len(member), len(data))
+		}
+	})
 }
