@@ -129,6 +129,12 @@ func runPlan(s Streams, o *planOptions, capture string) error {
 		for _, sk := range skipped {
 			fmt.Fprintf(s.Err, "tcmprof: %s: skipped %s\n", o.outputs[i], sk)
 		}
+		if format == formatZephyr {
+			for _, c := range linker.ZephyrCollisions(plan, in.Funcs) {
+				fmt.Fprintf(s.Err, "tcmprof: warning: %s: Zephyr's relocation of %s (%s of %s) also moves %s (%s of %s): ITCM use will exceed the prediction\n",
+					o.outputs[i], c.Planned.Symbol, c.Planned.Section, c.Planned.Object, c.Other.Symbol, c.Other.Section, c.Other.Object)
+			}
+		}
 	}
 	if o.svg != "" {
 		title := fmt.Sprintf("ITCM benefit curve, build-id %s", plan.BuildID)
