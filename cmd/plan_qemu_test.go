@@ -194,6 +194,32 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 		}
 	})
 
+	t.Run("boot code moved by hand fails verify", func(t *testing.T) {
+		var bootZero *place.Exclusion
+		for i, x := range plan.Excluded {
+			if x.Symbol == "boot_zero" {
+				bootZero = &plan.Excluded[i]
+			}
+		}
+		if bootZero == nil || bootZero.Reason != place.ReasonBoot {
+			t.Fatalf("boot_zero (called by Reset_Handler before the copy) is not excluded as boot-critical: %+v", bootZero)
+		}
+		frag, err := os.ReadFile(ldFrag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unsafe := filepath.Join(dir, "unsafe.ld")
+		line := "*/libport.a:boot.o(.text.boot_zero)\n"
+		if err := os.WriteFile(unsafe, append(frag, line...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		after := relinkDemo(t, before, filepath.Join(dir, "Os-unsafe"), unsafe)
+		code, stdout, _ := tcmprof("verify", "--elf", after.elf, "--plan", planPath)
+		if code != exitVerifyFailed || !regexp.MustCompile(`(?m)^VIOLATION excluded in ITCM: boot_zero .*boot-critical`).MatchString(stdout) {
+			t.Errorf("verify with boot_zero in ITCM: exit %d\n%s", code, stdout)
+		}
+	})
+
 	t.Run("zephyr filters select exactly the plan", func(t *testing.T) {
 		cmake := filepath.Join(dir, "itcm.cmake")
 		code, _, stderr := tcmprof("plan", "--elf", before.elf, "--map", before.mapFile, "--board", "qemu-demo", capture,
