@@ -40,7 +40,7 @@ say "planning ITCM from before.tcmcap (all the free ITCM, ld layout)"
 # The same choice for a Zephyr build: a plan of its own, since Zephyr's
 # gen_relocate_app.py orders the sections differently (other padding).
 "$bin" plan --elf "$before_elf" --map "$before_map" --board "$board" "$out/before.tcmcap" \
-	--format zephyr -o "$out/itcm.cmake" >/dev/null
+	--format zephyr -o "$out/itcm.cmake" >"$out/plan-zephyr.txt" 2>"$out/plan-zephyr.log"
 sed -n '1,6p' "$out/plan.txt"
 
 fw="$PWD/$out/firmware-itcm"

@@ -95,6 +95,3 @@ say "  capture.log, qemu.log             the firmware's log lines and QEMU's out
 head -n 25 "$out/before-report.txt"
 
 DEMO_OPT="$opt" DEMO_SAMPLES="$samples" DEMO_TIMEOUT="$limit" ./scripts/demo-place.sh "$bin" "$out"
-
-# The loop closes: plan, relink, verify, boot, capture, diff.
-./scripts/demo-place.sh "$bin" "$out"
