@@ -104,7 +104,11 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 				if s.Archive != "" {
 					pf.Object = s.Member
 				}
-				if strings.Contains(s.Name, "vector") {
+				// .vectors, .isr_vector, Zephyr's .exc_vector_table and
+				// .gnu.linkonce.irq_vector_table; not .text.vector_add,
+				// the section -ffunction-sections gives a function of
+				// that name.
+				if strings.Contains(s.Name, "vector") && !strings.HasPrefix(s.Name, ".text.") {
 					pf.Pin = PinVectors
 				}
 				if shared[s] {
