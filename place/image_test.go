@@ -205,6 +205,132 @@ func padded(m *elf.Map, s *elf.InputSection) bool {
 	return found && prevEnd < s.Addr
 }
 
+// TestFromImageRules links testdata/image/fw.c, which has one function
+// for each rule of FromImage, and checks each rule; then removes the
+// object file and checks that the alignments are inferred, with warnings.
+func TestFromImageRules(t *testing.T) {
+	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
+		t.Skip("needs the ARM toolchain (make deps)")
+	}
+	src, err := filepath.Abs("testdata/image")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"-mcpu=cortex-m7", "-mthumb", "-O2", "-g", "-ffunction-sections", "-c", filepath.Join(src, "fw.c"), "-o", "fw.o"},
+		{"-mcpu=cortex-m7", "-mthumb", "-nostdlib", "-nostartfiles", "-T", filepath.Join(src, "fw.ld"), "-Wl,-Map=fw.map", "-Wl,--build-id", "fw.o", "-o", "fw.elf"},
+	} {
+		cmd := exec.Command("arm-none-eabi-gcc", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("arm-none-eabi-gcc %v: %v\n%s", args, err, out)
+		}
+	}
+	load := func(t *testing.T) (*Input, []string) {
+		img, err := elf.Open(filepath.Join(dir, "fw.elf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mf, err := os.Open(filepath.Join(dir, "fw.map"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mf.Close()
+		m, err := elf.ParseMap(mf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		board := &elf.Board{Name: "test", BootCritical: []string{"Reset_Handler", "z_not_here"},
+			Regions: []elf.Region{{Name: "ITCM", Kind: elf.KindITCM, Start: 0, Size: 128 << 10}, {Name: "FLASH", Kind: elf.KindFlash, Start: 0x60000000, Size: 1 << 20}}}
+		in, warnings, err := FromImage(ImageSources{Image: img, Map: m, MapPath: filepath.Join(dir, "fw.map"), Board: board})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in, warnings
+	}
+	in, warnings := load(t)
+	if len(warnings) > 0 {
+		t.Errorf("warnings with the object present: %q", warnings)
+	}
+	funcs := make(map[string]*Func)
+	for i := range in.Funcs {
+		funcs[in.Funcs[i].Symbol] = &in.Funcs[i]
+	}
+	get := func(name string) *Func {
+		f := funcs[name]
+		if f == nil {
+			t.Fatalf("no function %s in %v", name, funcs)
+		}
+		return f
+	}
+	for name, want := range map[string]string{
+		"vector_table_stub": PinVectors, "vector_add": "", "tcmp_sample": PinSampler,
+		"__vector_add_veneer": PinVeneer, "__fast_veneer": PinVeneer, "shared_a": "", "aligned16": "",
+	} {
+		if f := get(name); f.Pin != want {
+			t.Errorf("%s: pin %q, want %q", name, f.Pin, want)
+		}
+	}
+	if f := get("__fast_veneer"); f.Key.Source != "" {
+		t.Errorf("veneer has source %q", f.Key.Source)
+	}
+	if a, b := get("shared_a"), get("shared_b"); a.Section != "" || b.Section != "" || a.Object != "fw.o" {
+		t.Errorf("functions sharing .ramfunc: sections %q and %q, object %q; want no own section", a.Section, b.Section, a.Object)
+	}
+	if f := get("aligned16"); f.Section != ".text.aligned16" || f.Align != 16 || !strings.HasSuffix(f.Key.Source, "testdata/image/fw.c") {
+		t.Errorf("aligned16: section %q align %d source %q", f.Section, f.Align, f.Key.Source)
+	}
+	if f := get("fast"); f.Region != "ITCM" || !in.InITCM(f.Addr) {
+		t.Errorf("fast: region %q at %#x", f.Region, f.Addr)
+	}
+	ef, err := goelf.Open(filepath.Join(dir, "fw.elf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	itcm := ef.Section(".itcm")
+	if in.ITCMUsed != uint32(itcm.Addr+itcm.Size) {
+		t.Errorf("ITCM used %d, .itcm ends at %#x", in.ITCMUsed, itcm.Addr+itcm.Size)
+	}
+	ef.Close()
+	if strings.Join(in.BootRoots, ",") != "Reset_Handler" {
+		t.Errorf("boot roots %q, want the one the image has", in.BootRoots)
+	}
+	edges := make(map[[2]string]bool)
+	for _, e := range in.Edges {
+		var from, to string
+		for _, f := range in.Funcs {
+			if f.Addr == e.Caller {
+				from = f.Symbol
+			}
+			if f.Addr == e.Callee {
+				to = f.Symbol
+			}
+		}
+		edges[[2]string{from, to}] = true
+	}
+	// fast tail-calls vector_add through a veneer; tail tail-calls
+	// aligned16; Reset_Handler reaches fast through a veneer.
+	for _, e := range [][2]string{{"fast", "vector_add"}, {"tail", "aligned16"}, {"Reset_Handler", "fast"}, {"Reset_Handler", "shared_b"}} {
+		if !edges[e] {
+			t.Errorf("no edge %s -> %s in %v", e[0], e[1], edges)
+		}
+	}
+
+	if err := os.Remove(filepath.Join(dir, "fw.o")); err != nil {
+		t.Fatal(err)
+	}
+	in, warnings = load(t)
+	if len(warnings) == 0 || !strings.Contains(warnings[0], "inferred") {
+		t.Errorf("no inference warnings without the object: %q", warnings)
+	}
+	for _, f := range in.Funcs {
+		if f.Symbol == "aligned16" && f.Align != 16 {
+			t.Errorf("aligned16 (after padding) inferred as %d", f.Align)
+		}
+	}
+}
+
 func TestArchiveMemberRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name, data, want string
