@@ -76,7 +76,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 			}
 		}
 	}
-	aligns := &alignReader{mapDir: filepath.Dir(src.MapPath), objects: make(map[string]*objectSections)}
+	aligns := newAlignReader(filepath.Dir(src.MapPath))
 	shared := sharedSections(src.Image.Functions(), src.Map)
 	var warnings []string
 	for _, fn := range src.Image.Functions() {
@@ -263,6 +263,14 @@ type alignReader struct {
 	mapDir  string
 	objects map[string]*objectSections // by InputSection.File(); nil value: unreadable
 	errs    map[string]error
+	// archives caches each archive's bytes: a Zephyr image takes hundreds
+	// of members from one libzephyr.a.
+	archives map[string][]byte
+}
+
+func newAlignReader(mapDir string) *alignReader {
+	return &alignReader{mapDir: mapDir, objects: make(map[string]*objectSections),
+		errs: make(map[string]error), archives: make(map[string][]byte)}
 }
 
 func (r *alignReader) align(s *elf.InputSection) (uint32, error) {
@@ -272,9 +280,6 @@ func (r *alignReader) align(s *elf.InputSection) (uint32, error) {
 		var err error
 		secs, err = r.load(s)
 		if err != nil {
-			if r.errs == nil {
-				r.errs = make(map[string]error)
-			}
 			r.errs[key] = err
 		}
 		r.objects[key] = secs
@@ -301,14 +306,20 @@ func (r *alignReader) load(s *elf.InputSection) (*objectSections, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+	var data []byte
 	if s.Archive != "" {
-		if data, err = archiveMember(data, s.Member); err != nil {
+		ar, ok := r.archives[path]
+		if !ok {
+			if ar, err = os.ReadFile(path); err != nil {
+				return nil, err
+			}
+			r.archives[path] = ar
+		}
+		if data, err = archiveMember(ar, s.Member); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+	} else if data, err = os.ReadFile(path); err != nil {
+		return nil, err
 	}
 	f, err := goelf.NewFile(bytes.NewReader(data))
 	if err != nil {
