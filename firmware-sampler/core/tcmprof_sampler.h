@@ -265,10 +265,12 @@ TCMP_ITCM_FUNC void tcmp_sample_isr(void);
  * make a later interval last next_ticks timer ticks (>= 1). It is called
  * exactly once per timer interrupt, as the last thing tcmp_on_sample does
  * (a tail call), even when no run is active.
- * With an auto-reload timer (RT1062 PIT: write TFLG=1 then LDVAL=ticks-1;
- * CMSDK timer: INTCLEAR then RELOAD) the new value applies to the interval
- * after the one that began at this expiry; that lag keeps the intervals
- * independent and uniform. Make sure the flag-clear write has completed
+ * With an auto-reload timer (RT1062 PIT: write TFLG=1 then LDVAL=ticks-1)
+ * the new value applies to the interval after the one that began at this
+ * expiry; that lag keeps the intervals independent and uniform. A timer
+ * whose reload write also restarts the count (the CMSDK timer of the QEMU
+ * port) starts the new interval at the write instead, which lengthens each
+ * interval by the ISR's latency (docs/qemu.md). Make sure the flag-clear write has completed
  * before the exception returns (the later register write, or a DSB, does
  * it), or the interrupt fires again at once.
  * A port may instead define the macro TCMP_PORT_TIMER_ACK_NEXT(ticks) in its
