@@ -38,25 +38,38 @@ type CallEdge struct {
 
 // CallEdges decodes every BL/BLX immediate in the executable sections of f
 // and returns the calls made from inside funcs, sorted by Site. Calls through
-// registers (BLX Rm) and tail calls (B.W) have no static target and are not
-// reported. Literal pools are skipped using the ARM mapping symbols ($t, $a,
-// $d) that GNU as emits; a stripped ELF has none, and then every section is
-// read as Thumb code, which can turn a literal into a spurious edge.
+// registers (BLX Rm) and tail calls (B.W, see TailCalls) are not reported.
+// Literal pools are skipped using the ARM mapping symbols ($t, $a, $d) that
+// GNU as emits; a stripped ELF has none, and then every section is read as
+// Thumb code, which can turn a literal into a spurious edge.
 func CallEdges(f *goelf.File, funcs []FuncRange) ([]CallEdge, error) {
+	calls, _, err := directBranches(f, funcs)
+	return calls, err
+}
+
+// directBranches is the one decoding walk behind CallEdges and TailCalls:
+// it reads every 32-bit Thumb instruction in the Thumb-code spans of f's
+// executable sections once and sorts the BL/BLX immediates (calls) and the
+// B.W that leave their function for another function's start (tails), each
+// sorted by Site and resolved through GNU ld veneers.
+func directBranches(f *goelf.File, funcs []FuncRange) (calls, tails []CallEdge, err error) {
 	if f.Machine != goelf.EM_ARM || f.Class != goelf.ELFCLASS32 {
-		return nil, fmt.Errorf("call graph: not a 32-bit ARM ELF (%v, %v)", f.Class, f.Machine)
+		return nil, nil, fmt.Errorf("call graph: not a 32-bit ARM ELF (%v, %v)", f.Class, f.Machine)
 	}
 	code, err := newELFCode(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byAddr := append([]FuncRange(nil), funcs...)
 	sort.SliceStable(byAddr, func(i, j int) bool { return byAddr[i].Addr < byAddr[j].Addr })
+	starts := make(map[uint32]bool, len(byAddr))
+	for _, fr := range byAddr {
+		starts[fr.Addr] = true
+	}
 	maps, err := armMappingSymbols(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var edges []CallEdge
 	for i, s := range code.sections {
 		if s.Flags&goelf.SHF_EXECINSTR == 0 {
 			continue
@@ -74,19 +87,31 @@ func CallEdges(f *goelf.File, funcs []FuncRange) ([]CallEdge, error) {
 				h2 := binary.LittleEndian.Uint16(s.data[a+2-s.addr:])
 				if target, _, ok := decodeBL(h1, h2, a); ok {
 					if caller, ok := funcRangeAt(byAddr, a); ok {
-						e := CallEdge{Caller: caller.Addr, Site: a, Target: target, Callee: target}
-						if dest, ok := VeneerTarget(code.Read, target); ok {
-							e.ViaVeneer, e.Callee = true, dest
-						}
-						edges = append(edges, e)
+						calls = append(calls, code.edge(caller, a, target))
+					}
+				} else if target, ok := decodeBW(h1, h2, a); ok && starts[target] {
+					// A B.W to its own function's start is a loop, not a call.
+					if caller, ok := funcRangeAt(byAddr, a); ok && caller.Addr != target {
+						tails = append(tails, code.edge(caller, a, target))
 					}
 				}
 				a += 4
 			}
 		}
 	}
-	sort.Slice(edges, func(i, j int) bool { return edges[i].Site < edges[j].Site })
-	return edges, nil
+	sort.Slice(calls, func(i, j int) bool { return calls[i].Site < calls[j].Site })
+	sort.Slice(tails, func(i, j int) bool { return tails[i].Site < tails[j].Site })
+	return calls, tails, nil
+}
+
+// edge is the branch at site in caller to target, followed through the
+// veneer when target is one.
+func (c *elfCode) edge(caller FuncRange, site, target uint32) CallEdge {
+	e := CallEdge{Caller: caller.Addr, Site: site, Target: target, Callee: target}
+	if dest, ok := VeneerTarget(c.Read, target); ok {
+		e.ViaVeneer, e.Callee = true, dest
+	}
+	return e
 }
 
 // isThumb32 reports whether a Thumb instruction starting with halfword h is

@@ -34,19 +34,25 @@ func decodeBL(h1, h2 uint16, addr uint32) (target uint32, toARM bool, ok bool) {
 	if !isBLPair(h1, h2) {
 		return 0, false, false
 	}
+	off := branchOffset(h1, h2)
+	pc := addr + 4
+	if h2&0x1000 == 0 { // BLX: H (bit 0) is zero and the offset is word-aligned
+		return (pc &^ 3) + uint32(off&^3), true, true
+	}
+	return pc + uint32(off), false, true
+}
+
+// branchOffset decodes the signed 25-bit offset S:I1:I2:imm10:imm11:0 that
+// BL, BLX immediate and B.W (T4) share, with I1 = NOT(J1 XOR S) and
+// I2 = NOT(J2 XOR S).
+func branchOffset(h1, h2 uint16) int32 {
 	s := uint32(h1>>10) & 1
 	j1 := uint32(h2>>13) & 1
 	j2 := uint32(h2>>11) & 1
 	i1 := ^(j1 ^ s) & 1
 	i2 := ^(j2 ^ s) & 1
 	imm := s<<24 | i1<<23 | i2<<22 | uint32(h1&0x3FF)<<12 | uint32(h2&0x7FF)<<1
-	// Sign-extend the 25-bit offset.
-	off := int32(imm<<7) >> 7
-	pc := addr + 4
-	if h2&0x1000 == 0 { // BLX: H (bit 0) is zero and the offset is word-aligned
-		return (pc &^ 3) + uint32(off&^3), true, true
-	}
-	return pc + uint32(off), false, true
+	return int32(imm<<7) >> 7 // sign-extend
 }
 
 // BLTarget decodes the BL or BLX immediate at addr (the address of its first
