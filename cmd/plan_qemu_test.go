@@ -19,6 +19,7 @@ import (
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/profile"
 )
 
 // demoBuild is one build of the QEMU demo firmware.
@@ -148,7 +149,7 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 		// a correct placement fails this only far less often than 5 %.
 		b, a := regionShares(t, before, capture), regionShares(t, after, afterCapture)
 		fb, fa := b["flash"], a["flash"]
-		s := place.WilsonInterval(plan.Prediction.Samples, plan.BusySamples)
+		s := profile.NewShare(plan.Prediction.Samples, plan.BusySamples)
 		share := plan.Prediction.Share
 		margin := (s.Hi-s.Lo)/2 + (fa.Hi-fa.Lo)/2 + (fb.Hi-fb.Lo)/2
 		fracB, fracA := float64(fb.Count)/float64(fb.Total), float64(fa.Count)/float64(fa.Total)

@@ -164,15 +164,26 @@ func TestBadInputs(t *testing.T) {
 	}
 }
 
-func TestWilsonInterval(t *testing.T) {
+// TestRankIntervalsAreWilson: rank's share intervals are the 95 % Wilson
+// score intervals (computed by profile.NewShare, not here).
+func TestRankIntervalsAreWilson(t *testing.T) {
 	// Reference values: Newcombe, Stat. Med. 17 (1998) 857, method 3.
 	for _, c := range []struct {
 		k, n   int
 		lo, hi float64
-	}{{0, 10, 0, 0.2775}, {81, 263, 0.2553, 0.3662}, {15, 148, 0.0624, 0.1605}} {
-		ci := WilsonInterval(c.k, c.n)
+	}{{1, 29, 0.0061, 0.1718}, {81, 263, 0.2553, 0.3662}, {15, 148, 0.0624, 0.1605}} {
+		in := &Input{ITCMSize: 1 << 10, BusySamples: c.n, Funcs: []Func{{Key: KeyFor("a.c", "f"), Symbol: "f", Size: 4, Samples: c.k}}}
+		rows := Rank(in, 0)
+		if len(rows) != 1 {
+			t.Fatalf("%d rows for one sampled function", len(rows))
+		}
+		ci := rows[0].ShareCI
 		if math.Abs(ci.Lo-c.lo) > 5e-5 || math.Abs(ci.Hi-c.hi) > 5e-5 {
 			t.Errorf("Wilson(%d/%d) = [%.4f, %.4f], want [%.4f, %.4f]", c.k, c.n, ci.Lo, ci.Hi, c.lo, c.hi)
+		}
+		scale := float64(c.n) / 4
+		if d := rows[0].DensityCI; d.Lo != ci.Lo*scale || d.Hi != ci.Hi*scale {
+			t.Errorf("density interval %v is not the share interval %v scaled by %g", d, ci, scale)
 		}
 	}
 }

@@ -3,9 +3,10 @@ package place
 import (
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"text/tabwriter"
+
+	"github.com/tcmprof/tcmprof/profile"
 )
 
 // DefaultMinSamples is the fewest samples a function needs to be ranked
@@ -14,31 +15,10 @@ import (
 // density is mostly noise, and moving such a function is a guess.
 const DefaultMinSamples = 10
 
-// z95 is the two-sided 95 % standard normal quantile.
-const z95 = 1.959963984540054
-
 // Interval is a closed interval [Lo, Hi].
 type Interval struct {
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
-}
-
-// WilsonInterval is the 95 % Wilson score interval for a binomial
-// proportion with k successes out of n trials. Each busy sample falls in a
-// given function or not, so a function's share of busy samples is a
-// binomial proportion; Wilson stays inside [0,1] and keeps its coverage for
-// small k, where the normal (Wald) interval collapses to a point at k=0.
-func WilsonInterval(k, n int) Interval {
-	if n <= 0 {
-		return Interval{0, 1}
-	}
-	p := float64(k) / float64(n)
-	nf := float64(n)
-	z2 := z95 * z95
-	denom := 1 + z2/nf
-	center := (p + z2/(2*nf)) / denom
-	half := z95 * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / denom
-	return Interval{Lo: math.Max(0, center-half), Hi: math.Min(1, center+half)}
 }
 
 // RankRow is one function in the ranking.
@@ -46,7 +26,7 @@ type RankRow struct {
 	Func      *Func
 	Samples   int
 	Share     float64  // Samples / BusySamples
-	ShareCI   Interval // 95 % Wilson interval of Share
+	ShareCI   Interval // 95 % Wilson interval of Share (profile.NewShare)
 	Density   float64  // busy samples per byte
 	DensityCI Interval // ShareCI scaled to samples per byte
 	// Ranked is false when the function has fewer than the minimum samples;
@@ -68,18 +48,17 @@ func Rank(in *Input, minSamples int) []RankRow {
 		if f.Samples == 0 {
 			continue
 		}
-		ci := WilsonInterval(f.Samples, in.BusySamples)
+		// The share and its interval come from profile, like every
+		// share report and diff print.
+		share := profile.NewShare(f.Samples, in.BusySamples)
+		ci := Interval{Lo: share.Lo, Hi: share.Hi}
 		scale := float64(in.BusySamples) / float64(f.Size)
-		share := 0.0
-		if in.BusySamples > 0 {
-			share = float64(f.Samples) / float64(in.BusySamples)
-		}
 		rows = append(rows, RankRow{
 			Func:      f,
 			Samples:   f.Samples,
-			Share:     share,
+			Share:     share.Fraction(),
 			ShareCI:   ci,
-			Density:   float64(f.Samples) / float64(f.Size),
+			Density:   profile.Density(f.Samples, f.Size),
 			DensityCI: Interval{Lo: ci.Lo * scale, Hi: ci.Hi * scale},
 			Ranked:    f.Samples >= minSamples,
 		})
