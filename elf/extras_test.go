@@ -1,18 +1,12 @@
 package elf
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 // extras is the set of artefacts the tests of this file group build from
@@ -32,75 +26,29 @@ type extras struct {
 // cflags are the flags the brief fixes for every test ELF.
 var cflags = []string{"-mcpu=cortex-m7", "-mthumb", "-O2", "-g", "-ffunction-sections", "-fdata-sections"}
 
-var (
-	extrasOnce sync.Once
-	extrasVal  *extras
-	extrasErr  error
-)
-
-// buildExtras builds the artefacts once per test binary. They go to a
-// directory named after a hash of the sources and of this recipe, so that a
-// second `go test` reuses them and a changed source rebuilds them.
-func buildExtras(t testing.TB) *extras {
-	t.Helper()
-	extrasOnce.Do(func() { extrasVal, extrasErr = doBuildExtras() })
-	if extrasErr != nil {
-		t.Fatalf("building testdata/extras: %v", extrasErr)
-	}
-	return extrasVal
+var extrasBuild = &testBuild{
+	prefix: "tcmprof-elf-extras",
+	src:    "testdata/extras",
+	recipe: []string{"extras_test.go"},
+	build:  buildExtrasIn,
 }
 
-func doBuildExtras() (*extras, error) {
-	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
-		return nil, fmt.Errorf("arm-none-eabi-gcc not found (run `make deps`): %v", err)
-	}
-	src, err := filepath.Abs("testdata/extras")
-	if err != nil {
-		return nil, err
-	}
-	// The key covers the sources, this file (the recipe) and the compiler.
-	h := sha256.New()
-	recipe, err := os.ReadFile("extras_test.go")
-	if err != nil {
-		return nil, err
-	}
-	h.Write(recipe)
-	version, err := exec.Command("arm-none-eabi-gcc", "--version").Output()
-	if err != nil {
-		return nil, fmt.Errorf("arm-none-eabi-gcc --version: %v", err)
-	}
-	h.Write(version)
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		fmt.Fprintf(h, "%s %d\n", p[len(src):], len(b))
-		h.Write(b)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(os.TempDir(), "tcmprof-elf-extras-"+hex.EncodeToString(h.Sum(nil))[:16])
-	e := &extras{
+// buildExtras builds the artefacts once per test binary (see testBuild).
+func buildExtras(t testing.TB) *extras {
+	t.Helper()
+	dir := extrasBuild.Dir(t)
+	return &extras{
 		Dir: dir, ELF: filepath.Join(dir, "extras.elf"), Map: filepath.Join(dir, "extras.map"),
 		NoID: filepath.Join(dir, "noid.elf"), BLX: filepath.Join(dir, "blx.elf"),
 		Pure:    filepath.Join(dir, "pure.elf"),
 		Archive: map[string]string{"libalpha.a": filepath.Join(dir, "libalpha.a"), "libbeta.a": filepath.Join(dir, "libbeta.a")},
 	}
-	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
-		return e, nil
-	}
-	removeStaleExtras(dir)
-	tmp, err := os.MkdirTemp(os.TempDir(), "tcmprof-elf-extras-build-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
+}
+
+func buildExtrasIn(src, dir string) error {
 	run := func(name string, args ...string) error {
 		cmd := exec.Command(name, args...)
-		cmd.Dir = tmp
+		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 		}
@@ -109,16 +57,17 @@ func doBuildExtras() (*extras, error) {
 	gcc := func(args ...string) error {
 		return run("arm-none-eabi-gcc", append(append([]string(nil), cflags...), args...)...)
 	}
-	for _, c := range []string{"alpha/alpha_math", "alpha/alpha_table", "beta/beta", "main"} {
+	sources := []string{"alpha/alpha_math", "alpha/alpha_table", "beta/beta", "main"}
+	for _, c := range sources {
 		if err := gcc("-c", filepath.Join(src, c+".c"), "-o", filepath.Base(c)+".o"); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := run("arm-none-eabi-ar", "rcs", "libalpha.a", "alpha_math.o", "alpha_table.o"); err != nil {
-		return nil, err
+		return err
 	}
 	if err := run("arm-none-eabi-ar", "rcs", "libbeta.a", "beta.o"); err != nil {
-		return nil, err
+		return err
 	}
 	link := func(out string, extra ...string) error {
 		args := []string{"--specs=nano.specs", "--specs=nosys.specs", "-nostartfiles",
@@ -127,56 +76,32 @@ func doBuildExtras() (*extras, error) {
 		return gcc(args...)
 	}
 	if err := link("extras.elf", "-Wl,--build-id=sha1", "-Wl,-Map=extras.map"); err != nil {
-		return nil, err
+		return err
 	}
 	if err := link("noid.elf", "-Wl,--build-id=none"); err != nil {
-		return nil, err
+		return err
 	}
 	// -mpure-code makes ld emit the movw/movt/bx veneer instead of the
 	// ldr.w pc literal one.
 	var pureObjs []string
-	for _, c := range []string{"alpha/alpha_math", "alpha/alpha_table", "beta/beta", "main"} {
+	for _, c := range sources {
 		o := "pure_" + filepath.Base(c) + ".o"
 		if err := gcc("-mpure-code", "-c", filepath.Join(src, c+".c"), "-o", o); err != nil {
-			return nil, err
+			return err
 		}
 		pureObjs = append(pureObjs, o)
 	}
 	pureArgs := []string{"-mpure-code", "--specs=nano.specs", "--specs=nosys.specs", "-nostartfiles",
 		"-T", filepath.Join(src, "extras.ld"), "-Wl,--gc-sections", "-o", "pure.elf"}
 	if err := gcc(append(pureArgs, pureObjs...)...); err != nil {
-		return nil, err
+		return err
 	}
 	// blx.S needs ARM state for its BLX targets, so it is assembled for an
 	// A-profile core; the BL/BLX encodings are the same as on M-profile.
 	if err := run("arm-none-eabi-gcc", "-march=armv7-a", "-c", filepath.Join(src, "blx.S"), "-o", "blx.o"); err != nil {
-		return nil, err
+		return err
 	}
-	if err := run("arm-none-eabi-ld", "-T", filepath.Join(src, "blx.ld"), "-o", "blx.elf", "blx.o"); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "done"), nil, 0o644); err != nil {
-		return nil, err
-	}
-	os.RemoveAll(dir) // a half-built copy left by an interrupted run
-	if err := os.Rename(tmp, dir); err != nil {
-		// Another test binary won the race; use its copy.
-		if _, serr := os.Stat(filepath.Join(dir, "done")); serr != nil {
-			return nil, err
-		}
-	}
-	return e, nil
-}
-
-// removeStaleExtras deletes artefacts of older sources, sparing any an
-// hour-old or younger test run may still be reading.
-func removeStaleExtras(keep string) {
-	old, _ := filepath.Glob(filepath.Join(os.TempDir(), "tcmprof-elf-extras-*"))
-	for _, d := range old {
-		if st, err := os.Stat(d); err == nil && d != keep && time.Since(st.ModTime()) > time.Hour {
-			os.RemoveAll(d)
-		}
-	}
+	return run("arm-none-eabi-ld", "-T", filepath.Join(src, "blx.ld"), "-o", "blx.elf", "blx.o")
 }
 
 // runTool runs a binutils oracle and returns its standard output.

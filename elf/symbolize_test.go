@@ -3,12 +3,9 @@ package elf
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	goelf "debug/elf"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -16,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -33,17 +29,21 @@ const symITCMHigh = 0x10000000
 // symVariants are the ELFs testdata/symbolize/Makefile builds by default.
 var symVariants = []string{"O0-dwarf4", "O0-dwarf5", "Os-dwarf4", "Os-dwarf5", "O2-dwarf4", "O2-dwarf5"}
 
-var (
-	symBuildOnce sync.Once
-	symBuildDir  string
-	symBuildErr  error
-)
+var symBuild = &testBuild{
+	prefix: "tcmprof-testelf",
+	src:    symSrcDir,
+	build: func(src, dir string) error {
+		cmd := exec.Command("make", "-s", "-j2", "-C", src, "OUT="+dir, "all")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building test firmware: %v\n%s", err, out)
+		}
+		return nil
+	},
+}
 
-// symELFDir builds the test firmware once per test binary and returns the
-// directory holding <variant>.elf. The directory is named after a hash of
-// the sources, so later runs reuse it; it is filled atomically (built
-// aside, then renamed). The test is skipped only if the cross compiler is
-// missing.
+// symELFDir builds the test firmware once per test binary (see testBuild)
+// and returns the directory holding <variant>.elf. The test is skipped only
+// if the cross compiler is missing.
 func symELFDir(t testing.TB) string {
 	t.Helper()
 	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-g++", "make"} {
@@ -51,56 +51,7 @@ func symELFDir(t testing.TB) string {
 			t.Skipf("%s not installed (make deps installs it): cannot build the test firmware", tool)
 		}
 	}
-	symBuildOnce.Do(func() { symBuildDir, symBuildErr = symBuildELFs() })
-	if symBuildErr != nil {
-		t.Fatal(symBuildErr)
-	}
-	return symBuildDir
-}
-
-func symBuildELFs() (string, error) {
-	h := sha256.New()
-	entries, err := os.ReadDir(symSrcDir)
-	if err != nil {
-		return "", err
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(symSrcDir, e.Name()))
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
-		h.Write(b)
-	}
-	abs, err := filepath.Abs(symSrcDir)
-	if err != nil {
-		return "", err
-	}
-	h.Write([]byte(abs)) // DWARF records absolute paths
-	dir := filepath.Join(os.TempDir(), "tcmprof-testelf-"+hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
-		return dir, nil
-	}
-	tmp, err := os.MkdirTemp(os.TempDir(), "tcmprof-testelf-build-")
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command("make", "-s", "-j2", "-C", symSrcDir, "OUT="+tmp, "all")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		os.RemoveAll(tmp)
-		return "", fmt.Errorf("building test firmware: %v\n%s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "done"), nil, 0o644); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		if _, serr := os.Stat(filepath.Join(dir, "done")); serr == nil {
-			return dir, nil // another test process won the race
-		}
-		return "", err
-	}
-	return dir, nil
+	return symBuild.Dir(t)
 }
 
 func symOpenVariant(t testing.TB, v string) (*Image, string) {

@@ -1,0 +1,121 @@
+package elf
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testBuild is a directory of test artefacts built from the sources in a
+// testdata directory, once per test binary. It is kept in
+// $TMPDIR/<prefix>-<hash>, the hash covering the sources (names and
+// contents), their absolute path (DWARF records it), the recipe files and
+// the cross compiler's version, so that a second `go test` reuses it and
+// any change rebuilds it. It is built aside and renamed into place, so a
+// concurrent or interrupted run never sees half of it.
+type testBuild struct {
+	prefix string   // cache directory name before the hash
+	src    string   // testdata directory the artefacts are built from
+	recipe []string // other files whose change must rebuild (the Go recipe)
+	// build makes the artefacts in out (the working directory of any tool it
+	// runs) from the absolute source directory src.
+	build func(src, out string) error
+
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// Dir builds the artefacts on first use and returns their directory.
+func (b *testBuild) Dir(t testing.TB) string {
+	t.Helper()
+	b.once.Do(func() { b.dir, b.err = b.cached() })
+	if b.err != nil {
+		t.Fatalf("building %s: %v", b.src, b.err)
+	}
+	return b.dir
+}
+
+func (b *testBuild) cached() (string, error) {
+	src, err := filepath.Abs(b.src)
+	if err != nil {
+		return "", err
+	}
+	key, err := b.key(src)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(os.TempDir(), b.prefix+"-"+key)
+	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
+		return dir, nil
+	}
+	b.removeStale(dir)
+	tmp, err := os.MkdirTemp(os.TempDir(), b.prefix+"-build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := b.build(src, tmp); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "done"), nil, 0o644); err != nil {
+		return "", err
+	}
+	os.RemoveAll(dir) // a half-built copy left by an interrupted run
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another test binary won the race; use its copy.
+		if _, serr := os.Stat(filepath.Join(dir, "done")); serr != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func (b *testBuild) key(src string) (string, error) {
+	version, err := exec.Command("arm-none-eabi-gcc", "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("arm-none-eabi-gcc --version (run `make deps`): %v", err)
+	}
+	h := sha256.New()
+	h.Write(version)
+	fmt.Fprintf(h, "%s\n", src)
+	for _, r := range b.recipe {
+		data, err := os.ReadFile(r)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "recipe %s %d\n", r, len(data))
+		h.Write(data)
+	}
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		fmt.Fprintf(h, "%s %d\n", p[len(src):], len(data))
+		h.Write(data)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// removeStale deletes artefacts of older sources, sparing any an hour-old
+// or younger test run may still be reading.
+func (b *testBuild) removeStale(keep string) {
+	old, _ := filepath.Glob(filepath.Join(os.TempDir(), b.prefix+"-*"))
+	for _, d := range old {
+		if st, err := os.Stat(d); err == nil && d != keep && time.Since(st.ModTime()) > time.Hour {
+			os.RemoveAll(d)
+		}
+	}
+}
