@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sample/sampletest"
 )
@@ -24,21 +22,6 @@ func scriptedDevice(capacity uint32, faults sampletest.Faults) *sampletest.Devic
 		BuildID: bytes.Repeat([]byte{0xab}, 20), Threads: []sample.Thread{{ID: 0x20001000, Name: "main"}},
 		Seed: 9, RunTime: 20 * time.Millisecond, StreamBatch: 64, StreamPeriod: 2 * time.Millisecond, Faults: faults,
 	}
-}
-
-// servePty serves d on a new pty and returns the path of its other end.
-// The test keeps the slave open until cleanup so the device's reads see
-// no hang-up before tcmprof opens the port.
-func servePty(t *testing.T, d *sampletest.Device) (string, chan error) {
-	t.Helper()
-	master, slave, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- d.Serve(master) }()
-	t.Cleanup(func() { master.Close(); slave.Close() })
-	return slave.Name(), served
 }
 
 func runTcmprof(args ...string) (code int, stdout, stderr string) {
@@ -78,7 +61,7 @@ func dirNames(t *testing.T, dir string) []string {
 
 func TestCaptureSnapshotThenInfo(t *testing.T) {
 	d := scriptedDevice(4096, sampletest.Faults{LogBetween: 0.05, Seed: 2})
-	port, _ := servePty(t, d)
+	port, _, _ := sampletest.ServePty(t, d)
 	dir := t.TempDir()
 	out, raw := filepath.Join(dir, "run.tcmcap"), filepath.Join(dir, "run.raw")
 	code, _, stderr := runTcmprof("capture", "--port", port, "--rate", "20000", "--jitter", "10", "--fields", "pc,lr",
@@ -132,7 +115,7 @@ func TestCaptureSnapshotThenInfo(t *testing.T) {
 
 func TestCaptureStreamSamples(t *testing.T) {
 	d := scriptedDevice(1024, sampletest.Faults{})
-	port, _ := servePty(t, d)
+	port, _, _ := sampletest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "s.tcmcap")
 	code, _, stderr := runTcmprof("capture", "--port", port, "--mode", "stream", "--fields", "pc,lr,ctx", "--samples", "5000", "-o", out)
 	if code != 0 {
@@ -149,7 +132,7 @@ func TestCaptureStreamSamples(t *testing.T) {
 // file; --resume then completes the same file.
 func TestCaptureHangUpThenResume(t *testing.T) {
 	d := scriptedDevice(4096, sampletest.Faults{Seed: 3, HangUpAfter: 6000, MaxChunk: 64})
-	port, served := servePty(t, d)
+	port, _, served := sampletest.ServePty(t, d)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run.tcmcap")
 	code, _, stderr := runTcmprof("capture", "--port", port, "--fields", "pc,lr", "--timeout", "100ms", "-o", out)
@@ -173,7 +156,7 @@ func TestCaptureHangUpThenResume(t *testing.T) {
 	}
 
 	d.Faults = sampletest.Faults{}
-	port2, _ := servePty(t, d)
+	port2, _, _ := sampletest.ServePty(t, d)
 	code, _, stderr = runTcmprof("capture", "--port", port2, "--resume", out)
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
@@ -186,7 +169,7 @@ func TestCaptureHangUpThenResume(t *testing.T) {
 
 func TestCaptureAttach(t *testing.T) {
 	d := scriptedDevice(2048, sampletest.Faults{})
-	port, _ := servePty(t, d)
+	port, _, _ := sampletest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "a.tcmcap")
 	if code, _, stderr := runTcmprof("capture", "--port", port, "--attach", "-o", out); code == 0 || !strings.Contains(stderr, "holds no records") {
 		t.Fatalf("attach to an idle device: exit %d: %s", code, stderr)
@@ -289,7 +272,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // SIGINT in stream mode stops the run and the capture is written whole.
 func TestCaptureStreamInterrupt(t *testing.T) {
 	d := scriptedDevice(1024, sampletest.Faults{})
-	port, _ := servePty(t, d)
+	port, _, _ := sampletest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "i.tcmcap")
 	p, stderr := startTcmprof(t, "capture", "--port", port, "--mode", "stream", "-o", out)
 	waitFor(t, "streamed records", func() bool { return d.Stored() > 2000 })
@@ -311,7 +294,7 @@ func TestCaptureStreamInterrupt(t *testing.T) {
 // file and no temporary file behind: only the raw byte log.
 func TestCaptureKilledLeavesNoPartialFile(t *testing.T) {
 	d := scriptedDevice(4096, sampletest.Faults{StallAfter: 4000, Stall: 5 * time.Second})
-	port, _ := servePty(t, d)
+	port, _, _ := sampletest.ServePty(t, d)
 	dir := t.TempDir()
 	raw := filepath.Join(dir, "k.raw")
 	p, _ := startTcmprof(t, "capture", "--port", port, "--timeout", "10s", "--raw", raw, "-o", filepath.Join(dir, "k.tcmcap"))

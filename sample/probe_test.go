@@ -16,7 +16,7 @@ import (
 // ids: the shell console and the sampler. --port auto must pick the one that
 // speaks the protocol, and say so clearly when neither does.
 func TestFindPortProbesTwinPorts(t *testing.T) {
-	samplerPath, _, _ := connect(t, newDevice(64, sampletest.Faults{}))
+	samplerPath, _, _ := sampletest.ServePty(t, newDevice(64, sampletest.Faults{}))
 	consolePath := fakeConsole(t)
 	ids := sample.USBInfo{VID: sample.DefaultVID, PID: sample.DefaultPID}
 	console := sample.PortInfo{Path: consolePath, IsUSB: true, USB: ids}

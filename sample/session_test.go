@@ -3,13 +3,10 @@ package sample_test
 import (
 	"context"
 	"errors"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
 
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sample/sampletest"
@@ -25,23 +22,9 @@ func newDevice(capacity uint32, faults sampletest.Faults) *sampletest.Device {
 	}
 }
 
-// connect serves d on a new pty and opens its other end as a serial port,
-// the way `tcmprof capture --port /dev/pts/N` does.
-func connect(t testing.TB, d *sampletest.Device) (port string, host *os.File, served chan error) {
+func openSession(t testing.TB, d *sampletest.Device, to sample.Timeouts) (*sample.Session, <-chan error) {
 	t.Helper()
-	master, slave, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	served = make(chan error, 1)
-	go func() { served <- d.Serve(master) }()
-	t.Cleanup(func() { master.Close(); slave.Close() })
-	return slave.Name(), slave, served
-}
-
-func openSession(t testing.TB, d *sampletest.Device, to sample.Timeouts) (*sample.Session, chan error) {
-	t.Helper()
-	path, slave, served := connect(t, d)
+	path, slave, served := sampletest.ServePty(t, d)
 	p, err := sample.OpenPort(path, 115200)
 	if err != nil {
 		t.Fatal(err)
