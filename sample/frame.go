@@ -361,45 +361,41 @@ type bodyReader struct {
 	bad bool
 }
 
-func (r *bodyReader) u8() uint8 {
-	if len(r.b) < 1 {
-		r.bad = true
-		return 0
-	}
-	v := r.b[0]
-	r.b = r.b[1:]
-	return v
-}
-
-func (r *bodyReader) u16() uint16 {
-	if len(r.b) < 2 {
-		r.bad = true
-		return 0
-	}
-	v := binary.LittleEndian.Uint16(r.b)
-	r.b = r.b[2:]
-	return v
-}
-
-func (r *bodyReader) u32() uint32 {
-	if len(r.b) < 4 {
-		r.bad = true
-		return 0
-	}
-	v := binary.LittleEndian.Uint32(r.b)
-	r.b = r.b[4:]
-	return v
-}
-
-func (r *bodyReader) bytes(n int) []byte {
+// take returns the next n bytes, or nil (and marks the shortage) when the
+// body has fewer.
+func (r *bodyReader) take(n int) []byte {
 	if len(r.b) < n {
 		r.bad = true
 		return nil
 	}
-	v := append([]byte(nil), r.b[:n]...)
+	v := r.b[:n]
 	r.b = r.b[n:]
 	return v
 }
+
+func (r *bodyReader) u8() uint8 {
+	if b := r.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (r *bodyReader) u16() uint16 {
+	if b := r.take(2); b != nil {
+		return binary.LittleEndian.Uint16(b)
+	}
+	return 0
+}
+
+func (r *bodyReader) u32() uint32 {
+	if b := r.take(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+// bytes copies the next n bytes, so the frame does not alias the decoder's buffer.
+func (r *bodyReader) bytes(n int) []byte { return append([]byte(nil), r.take(n)...) }
 
 var errShortBody = errors.New("body too short")
 
