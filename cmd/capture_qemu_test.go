@@ -47,7 +47,7 @@ func TestCaptureQEMU(t *testing.T) {
 
 	t.Run("snapshot pc", func(t *testing.T) {
 		out := filepath.Join(dir, "pc.tcmcap")
-		code, _, stderr := runTcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--jitter", "25",
+		code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--jitter", "25",
 			"--fields", "pc", "--samples", "6000", "--raw", filepath.Join(dir, "pc.raw"), "-o", out)
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, stderr)
@@ -75,7 +75,7 @@ func TestCaptureQEMU(t *testing.T) {
 		checkPCsWithAddr2line(t, elfPath, c.Records)
 
 		// info --json reports the same.
-		code, stdout, _ := runTcmprof("info", "--json", out)
+		code, stdout, _ := tcmprof("info", "--json", out)
 		var in captureInfo
 		if code != 0 || json.Unmarshal([]byte(stdout), &in) != nil || in.Records != 6000 || in.BuildID != wantID || in.RateHz != 10000 {
 			t.Errorf("info --json (exit %d): %s", code, stdout)
@@ -84,7 +84,7 @@ func TestCaptureQEMU(t *testing.T) {
 
 	t.Run("snapshot pc,lr,ctx", func(t *testing.T) {
 		out := filepath.Join(dir, "ctx.tcmcap")
-		code, _, stderr := runTcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--fields", "pc,lr,ctx", "--quiet", "-o", out)
+		code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--fields", "pc,lr,ctx", "--quiet", "-o", out)
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, stderr)
 		}
@@ -105,7 +105,7 @@ func TestCaptureQEMU(t *testing.T) {
 
 	t.Run("stream", func(t *testing.T) {
 		out := filepath.Join(dir, "stream.tcmcap")
-		code, _, stderr := runTcmprof("capture", "--port", inst.PTY, "--mode", "stream", "--rate", "10000",
+		code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--mode", "stream", "--rate", "10000",
 			"--fields", "pc,lr", "--samples", "20000", "--quiet", "-o", out)
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, stderr)

@@ -24,12 +24,6 @@ func scriptedDevice(capacity uint32, faults sampletest.Faults) *sampletest.Devic
 	}
 }
 
-func runTcmprof(args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	code = Main(Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, args)
-	return code, out.String(), errb.String()
-}
-
 func checkCaptureFile(t *testing.T, d *sampletest.Device, path string, want int) *sample.Capture {
 	t.Helper()
 	c, err := sample.ReadFile(path)
@@ -64,7 +58,7 @@ func TestCaptureSnapshotThenInfo(t *testing.T) {
 	port, _, _ := sampletest.ServePty(t, d)
 	dir := t.TempDir()
 	out, raw := filepath.Join(dir, "run.tcmcap"), filepath.Join(dir, "run.raw")
-	code, _, stderr := runTcmprof("capture", "--port", port, "--rate", "20000", "--jitter", "10", "--fields", "pc,lr",
+	code, _, stderr := tcmprof("capture", "--port", port, "--rate", "20000", "--jitter", "10", "--fields", "pc,lr",
 		"--samples", "3000", "--raw", raw, "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -97,7 +91,7 @@ func TestCaptureSnapshotThenInfo(t *testing.T) {
 		t.Errorf("raw file decodes to %d records", fromRaw)
 	}
 
-	code, stdout, stderr := runTcmprof("info", out)
+	code, stdout, stderr := tcmprof("info", out)
 	if code != 0 {
 		t.Fatalf("info: exit %d: %s", code, stderr)
 	}
@@ -106,7 +100,7 @@ func TestCaptureSnapshotThenInfo(t *testing.T) {
 			t.Errorf("info lacks %q:\n%s", want, stdout)
 		}
 	}
-	code, stdout, _ = runTcmprof("info", "--json", out)
+	code, stdout, _ = tcmprof("info", "--json", out)
 	var js captureInfo
 	if code != 0 || json.Unmarshal([]byte(stdout), &js) != nil || js.Records != 3000 || js.Stored != 3000 || js.RateHz != 20000 || js.Host.Port != port {
 		t.Errorf("info --json (exit %d):\n%s", code, stdout)
@@ -117,7 +111,7 @@ func TestCaptureStreamSamples(t *testing.T) {
 	d := scriptedDevice(1024, sampletest.Faults{})
 	port, _, _ := sampletest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "s.tcmcap")
-	code, _, stderr := runTcmprof("capture", "--port", port, "--mode", "stream", "--fields", "pc,lr,ctx", "--samples", "5000", "-o", out)
+	code, _, stderr := tcmprof("capture", "--port", port, "--mode", "stream", "--fields", "pc,lr,ctx", "--samples", "5000", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -135,7 +129,7 @@ func TestCaptureHangUpThenResume(t *testing.T) {
 	port, _, served := sampletest.ServePty(t, d)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run.tcmcap")
-	code, _, stderr := runTcmprof("capture", "--port", port, "--fields", "pc,lr", "--timeout", "100ms", "-o", out)
+	code, _, stderr := tcmprof("capture", "--port", port, "--fields", "pc,lr", "--timeout", "100ms", "-o", out)
 	if code == 0 {
 		t.Fatal("exit 0 after a hang-up")
 	}
@@ -157,7 +151,7 @@ func TestCaptureHangUpThenResume(t *testing.T) {
 
 	d.Faults = sampletest.Faults{}
 	port2, _, _ := sampletest.ServePty(t, d)
-	code, _, stderr = runTcmprof("capture", "--port", port2, "--resume", out)
+	code, _, stderr = tcmprof("capture", "--port", port2, "--resume", out)
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
 	}
@@ -171,7 +165,7 @@ func TestCaptureAttach(t *testing.T) {
 	d := scriptedDevice(2048, sampletest.Faults{})
 	port, _, _ := sampletest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "a.tcmcap")
-	if code, _, stderr := runTcmprof("capture", "--port", port, "--attach", "-o", out); code == 0 || !strings.Contains(stderr, "holds no records") {
+	if code, _, stderr := tcmprof("capture", "--port", port, "--attach", "-o", out); code == 0 || !strings.Contains(stderr, "holds no records") {
 		t.Fatalf("attach to an idle device: exit %d: %s", code, stderr)
 	}
 	// A run left held on the device (as by a tcmprof killed before its
@@ -180,10 +174,10 @@ func TestCaptureAttach(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the run to be held", func() bool { return d.Stored() == 1500 })
-	if code, _, stderr := runTcmprof("capture", "--port", port, "-o", out); code == 0 || !strings.Contains(stderr, "--attach") {
+	if code, _, stderr := tcmprof("capture", "--port", port, "-o", out); code == 0 || !strings.Contains(stderr, "--attach") {
 		t.Fatalf("start over a held run: exit %d: %s", code, stderr)
 	}
-	code, _, stderr := runTcmprof("capture", "--port", port, "--attach", "-o", out)
+	code, _, stderr := tcmprof("capture", "--port", port, "--attach", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -218,7 +212,7 @@ func TestCaptureFlagErrors(t *testing.T) {
 		{[]string{"capture", "--port", "auto", "--vid", "ffff", "--pid", "fffe", "-o", filepath.Join(dir, "x.tcmcap")}, "no serial port"},
 	}
 	for _, tt := range tests {
-		code, _, stderr := runTcmprof(tt.args...)
+		code, _, stderr := tcmprof(tt.args...)
 		if code == 0 || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want one line with %q", tt.args, code, stderr, tt.want)
 		}
@@ -228,7 +222,7 @@ func TestCaptureFlagErrors(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.tcmcap")
 	os.WriteFile(bad, []byte("tcmcap 1.0\n\x05\x00\x00\x00{}"), 0o644)
-	if code, _, stderr := runTcmprof("info", bad); code == 0 || !strings.Contains(stderr, "truncated") {
+	if code, _, stderr := tcmprof("info", bad); code == 0 || !strings.Contains(stderr, "truncated") {
 		t.Errorf("info on a truncated file: exit %d %q", code, stderr)
 	}
 }
