@@ -21,29 +21,14 @@ import (
 // /dev/pts/N` through cmd.Main, and the capture checked against oracles
 // nobody here wrote: readelf for the build-id, addr2line for the PCs.
 func TestCaptureQEMU(t *testing.T) {
-	if err := qemu.Available(); err != nil {
-		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
-	}
 	for _, tool := range []string{"arm-none-eabi-readelf", "arm-none-eabi-addr2line"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not found", tool)
 		}
 	}
 	dir := t.TempDir()
-	elfPath, _, err := qemu.Build(qemu.BuildOptions{OutDir: filepath.Join(dir, "build")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	elfPath, _, inst := bootDemo(t, dir)
 	wantID := readelfBuildID(t, elfPath)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	// -icount as the firmware's own tests run it (docs/qemu.md): the virtual
-	// clock follows instructions, so the sampling rate is exact.
-	inst, err := qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inst.Stop()
 
 	t.Run("snapshot pc", func(t *testing.T) {
 		out := filepath.Join(dir, "pc.tcmcap")
@@ -119,6 +104,30 @@ func TestCaptureQEMU(t *testing.T) {
 			t.Errorf("taken %d stored %d dropped %d, %d records, missing %v", h.Taken, h.Stored, h.Dropped, len(c.Records), c.Missing)
 		}
 	})
+}
+
+// bootDemo builds the QEMU demo firmware (the default build) into dir/build
+// and boots it with -icount as the firmware's own tests run it
+// (docs/qemu.md): the virtual clock follows instructions, so the sampling
+// rate is exact. The emulator stops at the test's cleanup, or after three
+// minutes. The test is skipped without the ARM toolchain and QEMU.
+func bootDemo(t *testing.T, dir string) (elfPath, mapPath string, inst *qemu.Instance) {
+	t.Helper()
+	if err := qemu.Available(); err != nil {
+		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
+	}
+	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: filepath.Join(dir, "build")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	inst, err = qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(inst.Stop)
+	return elfPath, mapPath, inst
 }
 
 // readelfBuildID is the GNU build-id as arm-none-eabi-readelf prints it.

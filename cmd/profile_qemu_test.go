@@ -1,14 +1,11 @@
 package cmd
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 
-	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 )
 
@@ -20,21 +17,8 @@ func TestReportOnQEMUDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("QEMU end-to-end test")
 	}
-	if err := qemu.Available(); err != nil {
-		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
-	}
 	dir := t.TempDir()
-	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: filepath.Join(dir, "build")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	inst, err := qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inst.Stop()
+	elfPath, mapPath, inst := bootDemo(t, dir)
 	capture := filepath.Join(dir, "demo.tcmcap")
 	if code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--jitter", "25",
 		"--fields", "pc,lr,exc,thread", "--samples", "4000", "-o", capture); code != 0 {
