@@ -48,7 +48,9 @@ samples-per-byte baseline, and the benefit over a range of budgets (--svg
 draws it).
 
 Never planned: the board's boot-critical functions and everything they call
-(they run before ITCM is filled), the sampler (tcmp_*), veneers, the vector
+before ITCM is filled (in a boot function that calls the board's ITCM copy
+routine, only the calls up to that one count, and all the copy routine
+calls; main and the kernel called after the copy may move), the sampler (tcmp_*), veneers, the vector
 table, code already in ITCM, functions matching --exclude (a glob on the
 symbol, its base name, its source path or the source's base name), functions
 without their own input section (build with -ffunction-sections) and those

@@ -27,10 +27,17 @@ func (c CacheGeometry) Sets() uint32 {
 // from flash (those must stay in flash: moving them to ITCM would execute
 // uninitialised memory).
 type Board struct {
-	Name         string
-	Regions      []Region
-	ICache       CacheGeometry
+	Name    string
+	Regions []Region
+	ICache  CacheGeometry
+	// BootCritical are the boot path's entry points and early helpers
+	// (names of every tree the board supports; an image has some of them).
 	BootCritical []string
+	// BootCopy names the routines that copy the ITCM code from flash. A
+	// boot-critical function that calls one is boot-critical only up to
+	// that call: what it calls afterwards (the kernel, main) runs with ITCM
+	// filled. See place.Input.BootCopies.
+	BootCopy []string
 }
 
 // zephyrBootCritical lists the functions of Zephyr's Cortex-M reset path that
@@ -44,6 +51,11 @@ var zephyrBootCritical = []string{
 	"data_copy_xip_relocation", "bss_zeroing_relocation",
 	"z_early_memcpy", "z_early_memset",
 }
+
+// zephyrBootCopy is Zephyr's copy of the relocated code and data, which
+// z_prep_c calls before z_cstart (arch_data_copy; z_data_copy in trees
+// before the arch_ rename).
+var zephyrBootCopy = []string{"arch_data_copy", "z_data_copy"}
 
 // teensy41Regions is the i.MX RT1062 map with the default FlexRAM split
 // (128 KB ITCM, 128 KB DTCM, 256 KB OCRAM) and Teensy 4.1's 8 MB QSPI flash.
@@ -68,6 +80,7 @@ var builtinBoards = map[string]func() *Board{
 			Regions:      teensy41Regions(),
 			ICache:       rt1062ICache,
 			BootCritical: append([]string(nil), zephyrBootCritical...),
+			BootCopy:     append([]string(nil), zephyrBootCopy...),
 		}
 	},
 	// The QEMU demo (mps2-an500) mirrors the Teensy map; its firmware's
@@ -78,6 +91,7 @@ var builtinBoards = map[string]func() *Board{
 			Regions:      teensy41Regions(),
 			ICache:       rt1062ICache,
 			BootCritical: []string{"Reset_Handler", "boot_copy"},
+			BootCopy:     []string{"boot_copy"},
 		}
 	},
 }
@@ -114,11 +128,18 @@ func (b *Board) RegionOf(addr uint32) (Region, bool) {
 // IsBootCritical reports whether the function called name runs before the
 // boot copy. Compiler clones (name.constprop.0, name.isra.0, name.part.0)
 // count as their origin.
-func (b *Board) IsBootCritical(name string) bool {
+func (b *Board) IsBootCritical(name string) bool { return hasOrigin(b.BootCritical, name) }
+
+// IsBootCopy reports whether the function called name is one of the
+// board's ITCM copy routines (clones count as their origin).
+func (b *Board) IsBootCopy(name string) bool { return hasOrigin(b.BootCopy, name) }
+
+// hasOrigin reports whether names holds name without its clone suffix.
+func hasOrigin(names []string, name string) bool {
 	if i := strings.IndexByte(name, '.'); i > 0 {
 		name = name[:i]
 	}
-	for _, n := range b.BootCritical {
+	for _, n := range names {
 		if n == name {
 			return true
 		}

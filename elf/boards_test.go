@@ -39,12 +39,20 @@ func TestBuiltinBoards(t *testing.T) {
 	if b.IsBootCritical("main") || b.IsBootCritical("memcpy_s") {
 		t.Error("teensy41: main or memcpy_s taken as boot-critical")
 	}
+	for _, fn := range []string{"arch_data_copy", "z_data_copy", "arch_data_copy.constprop.0"} {
+		if !b.IsBootCopy(fn) {
+			t.Errorf("teensy41: %s not a boot copy routine", fn)
+		}
+	}
+	if b.IsBootCopy("z_prep_c") || b.IsBootCopy("memcpy") {
+		t.Error("teensy41: z_prep_c or memcpy taken as the boot copy")
+	}
 	b.Regions[0].Size = 1 // a caller's change must not leak into the next BoardByName
 	if again, _ := BoardByName("teensy41"); again.Regions[0].Size != 0x20000 {
 		t.Error("BoardByName returned shared state")
 	}
 	q, _ := BoardByName("qemu-demo")
-	if !reflect.DeepEqual(q.BootCritical, []string{"Reset_Handler", "boot_copy"}) || !reflect.DeepEqual(q.Regions, want) {
+	if !reflect.DeepEqual(q.BootCritical, []string{"Reset_Handler", "boot_copy"}) || !reflect.DeepEqual(q.BootCopy, []string{"boot_copy"}) || !reflect.DeepEqual(q.Regions, want) {
 		t.Errorf("qemu-demo: %+v", q)
 	}
 	if _, err := BoardByName("teensy40"); err == nil || !strings.Contains(err.Error(), "qemu-demo, teensy41") {

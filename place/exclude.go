@@ -62,19 +62,49 @@ func matchExclude(f *Func, patterns []string) (string, bool) {
 	return "", false
 }
 
-// bootClosure marks every function reachable over call edges from the boot
-// roots and returns, for each, the root it was reached from. Roots are
-// matched by full symbol or by base name; unknown roots are returned so the
-// plan can warn about them (a misspelt root would silently unpin boot code).
-func bootClosure(m *model, roots []string) (from []string, unknown []string) {
-	fs := m.in.Funcs
+// bootClosure marks the functions that run before the ITCM copy and
+// returns, for each, the root it was reached from: the roots, and over call
+// edges what they call, transitively. A root that calls one of the copy
+// routines contributes only its calls up to its last call to a copy
+// routine (Input.BootCopies says why); every other function contributes
+// all its calls. Roots and copy routines are matched by full symbol or by
+// base name; unknown roots are returned so the plan can warn about them (a
+// misspelt root would silently unpin boot code).
+func bootClosure(in *Input, roots, copies []string) (from []string, unknown []string) {
+	fs := in.Funcs
+	named := func(i int, names []string) bool {
+		for _, n := range names {
+			if fs[i].Symbol == n || fs[i].Key.Base == n {
+				return true
+			}
+		}
+		return false
+	}
+	byAddr := make(map[uint32]int, len(fs))
+	for i := range fs {
+		byAddr[fs[i].Addr] = i
+	}
+	type call struct {
+		site   uint32
+		callee int
+	}
+	calls := make([][]call, len(fs))
+	for _, e := range in.Edges {
+		c, ok1 := byAddr[e.Caller]
+		t, ok2 := byAddr[e.Callee]
+		if ok1 && ok2 && c != t {
+			calls[c] = append(calls[c], call{e.Site, t})
+		}
+	}
 	from = make([]string, len(fs))
+	isRoot := make([]bool, len(fs))
 	var queue []int
 	for _, r := range roots {
 		found := false
 		for i := range fs {
 			if fs[i].Symbol == r || fs[i].Key.Base == r {
 				found = true
+				isRoot[i] = true
 				if from[i] == "" {
 					from[i] = r
 					queue = append(queue, i)
@@ -85,13 +115,35 @@ func bootClosure(m *model, roots []string) (from []string, unknown []string) {
 			unknown = append(unknown, r)
 		}
 	}
+	isCopy := make([]bool, len(fs))
+	for i := range fs {
+		isCopy[i] = named(i, copies)
+	}
 	for len(queue) > 0 {
 		c := queue[0]
 		queue = queue[1:]
-		for _, t := range m.callees[c] {
-			if from[t] == "" {
-				from[t] = from[c]
-				queue = append(queue, int(t))
+		cs := calls[c]
+		if isRoot[c] && !isCopy[c] {
+			last, copies := uint32(0), false
+			for _, k := range cs {
+				if isCopy[k.callee] {
+					last, copies = max(last, k.site), true
+				}
+			}
+			if copies {
+				var before []call
+				for _, k := range cs {
+					if k.site <= last {
+						before = append(before, k)
+					}
+				}
+				cs = before
+			}
+		}
+		for _, k := range cs {
+			if from[k.callee] == "" {
+				from[k.callee] = from[c]
+				queue = append(queue, k.callee)
 			}
 		}
 	}

@@ -136,7 +136,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 	// A board lists the boot-critical names of every tree it supports
 	// (Zephyr renamed z_early_memcpy to arch_early_memcpy), so an image
 	// lacks some; only an image with none of them is suspect.
-	in.BootRoots, warnings = bootRoots(in.Funcs, src.Board, warnings)
+	in.BootRoots, in.BootCopies, warnings = bootRoots(in.Funcs, src.Board, warnings)
 	ranges := elf.FuncRanges(src.Image.Functions())
 	calls, err := elf.CallEdges(f, ranges)
 	if err != nil {
@@ -147,7 +147,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		return nil, nil, fmt.Errorf("place: %s: %w", src.Image.Path(), err)
 	}
 	for _, e := range append(calls, tails...) {
-		in.Edges = append(in.Edges, Edge{Caller: e.Caller, Callee: e.Callee})
+		in.Edges = append(in.Edges, Edge{Caller: e.Caller, Callee: e.Callee, Site: e.Site})
 	}
 	if err := in.Validate(); err != nil {
 		return nil, nil, err
@@ -155,18 +155,26 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 	return in, warnings, nil
 }
 
-func bootRoots(funcs []Func, b *elf.Board, warnings []string) ([]string, []string) {
-	var roots []string
+// bootRoots returns the image's functions that the board names as
+// boot-critical and as ITCM copy routines.
+func bootRoots(funcs []Func, b *elf.Board, warnings []string) (roots, copies []string, _ []string) {
 	for _, f := range funcs {
 		if b.IsBootCritical(f.Symbol) {
 			roots = append(roots, f.Symbol)
+		}
+		if b.IsBootCopy(f.Symbol) {
+			copies = append(copies, f.Symbol)
 		}
 	}
 	if len(roots) == 0 && len(b.BootCritical) > 0 {
 		warnings = append(warnings, fmt.Sprintf("none of board %s's boot-critical functions (%s) is in the image: nothing is kept out of ITCM for running before the copy; is the board right?",
 			b.Name, strings.Join(b.BootCritical, ", ")))
 	}
-	return roots, warnings
+	if len(roots) > 0 && len(copies) == 0 && len(b.BootCopy) > 0 {
+		warnings = append(warnings, fmt.Sprintf("none of board %s's ITCM copy routines (%s) is in the image: everything the boot-critical functions call, after the copy too, is kept out of ITCM",
+			b.Name, strings.Join(b.BootCopy, ", ")))
+	}
+	return roots, copies, warnings
 }
 
 // Veneers counts the linker's long-branch veneers in img.

@@ -3,10 +3,12 @@ package place
 import (
 	"bytes"
 	goelf "debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -179,6 +181,8 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 		t.Errorf("the -Os demo has only %d tail calls: fixture lost them?", want)
 	}
 
+	checkDemoBootClosure(t, in, elfPath)
+
 	var itcmEnd uint32
 	syms, _ := img.File().Symbols()
 	for _, s := range syms {
@@ -190,6 +194,62 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 		t.Errorf("ITCM used %d of %d; the link script's __itcm_end is %#x", in.ITCMUsed, in.ITCMSize, itcmEnd)
 	}
 	t.Logf("%d functions, %d edges (%d tail calls), %d checked against their objects (%d after padding), ITCM used %d", len(in.Funcs), len(in.Edges), want, checked, inferredPadded, in.ITCMUsed)
+}
+
+// checkDemoBootClosure plans the demo and compares the boot-critical
+// exclusions with what objdump shows the boot path calls: Reset_Handler,
+// what it calls up to its last BL to boot_copy, and what boot_copy calls.
+// main (called after the copy) and the kernel under it must stay plannable.
+func checkDemoBootClosure(t *testing.T, in *Input, elfPath string) {
+	t.Helper()
+	bl := regexp.MustCompile(`^\s*[0-9a-f]+:\s+[0-9a-f]{4} [0-9a-f]{4}\s+bl\s+[0-9a-f]+ <([^>+]+)>$`)
+	calls := func(fn string) []string {
+		out, err := exec.Command("arm-none-eabi-objdump", "-d", "-w", "--disassemble="+fn, elfPath).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var callees []string
+		for _, line := range strings.Split(string(out), "\n") {
+			if m := bl.FindStringSubmatch(line); m != nil {
+				callees = append(callees, m[1])
+			}
+		}
+		return callees
+	}
+	reset := calls("Reset_Handler")
+	last := -1
+	for k, c := range reset {
+		if c == "boot_copy" {
+			last = k
+		}
+	}
+	if last < 0 || !slices.Contains(reset[last+1:], "main") {
+		t.Fatalf("objdump: Reset_Handler calls %v; the test needs boot_copy, then main", reset)
+	}
+	want := map[string]bool{"Reset_Handler": true}
+	for _, c := range append(reset[:last+1], calls("boot_copy")...) {
+		want[c] = true
+	}
+	plan, err := Build(in, Options{Budget: -1, CurveBudgets: []uint32{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(map[string]bool)
+	reason := make(map[string]string)
+	for _, x := range plan.Excluded {
+		reason[x.Symbol] = x.Reason
+		if x.Reason == ReasonBoot {
+			got[x.Symbol] = true
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("boot-critical %v; objdump shows the boot path before the copy calls %v", got, want)
+	}
+	for _, name := range append(reset[last+1:], "z_ready_waiters") {
+		if reason[name] == ReasonBoot {
+			t.Errorf("%s (run after boot_copy) excluded as boot-critical", name)
+		}
+	}
 }
 
 // padded reports whether ld left a gap between s and the input section

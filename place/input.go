@@ -102,12 +102,15 @@ func (f *Func) Library() string {
 }
 
 // Edge is a direct call (BL) or tail call (B.W) from the function that
-// starts at Caller to the function that starts at Callee. Edges must be
-// resolved through existing veneers: a call that reaches foo through
-// __foo_veneer is an edge to foo.
+// starts at Caller to the function that starts at Callee, made by the
+// instruction at Site. Edges must be resolved through existing veneers: a
+// call that reaches foo through __foo_veneer is an edge to foo. Site orders
+// a boot root's calls around its call to the ITCM copy (Input.BootCopies);
+// 0 when unknown, which counts as before the copy.
 type Edge struct {
 	Caller uint32 `json:"caller"`
 	Callee uint32 `json:"callee"`
+	Site   uint32 `json:"site,omitempty"`
 }
 
 // Input is what the planner knows about one image and its profile.
@@ -123,10 +126,18 @@ type Input struct {
 	// (existing ITCM code, its veneers, the vector table or guard gap if any).
 	ITCMStart, ITCMSize, ITCMUsed uint32
 	// BootRoots are symbols that run before the ITCM copy (reset handler,
-	// early hooks, the copy routine itself). They and every function they
-	// call, transitively, stay where they are.
+	// early hooks, the copy routine itself). They and the functions they
+	// call before the copy, transitively, stay where they are.
 	BootRoots []string
-	BuildID   string // hex GNU build-id of the image, recorded in the Plan
+	// BootCopies are the routines that copy the ITCM code from flash. In a
+	// root that calls one, only the calls at or below the address of its
+	// last call to a copy routine run before ITCM is filled: boot code is
+	// straight-line, so address order is execution order, and what follows
+	// (main, the kernel) may move. Roots that call no copy routine, and
+	// every function reached from a root (the copy routines included),
+	// count with all their calls. Empty: every root's calls count.
+	BootCopies []string
+	BuildID    string // hex GNU build-id of the image, recorded in the Plan
 }
 
 // InRange reports whether addr lies in the size bytes from start.

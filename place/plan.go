@@ -172,7 +172,7 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		Budget: budget, BusySamples: in.BusySamples, MinSamples: opt.MinSamples,
 		VeneersBefore: m.veneers(nil),
 	}
-	bootFrom, unknown := bootClosure(m, in.BootRoots)
+	bootFrom, unknown := bootClosure(in, in.BootRoots, in.BootCopies)
 	for _, r := range unknown {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("boot root %q is not a function of the image", r))
 	}

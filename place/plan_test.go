@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -55,8 +56,10 @@ func graphInput(resetCallsMain bool) *Input {
 	if resetCallsMain {
 		edges = append(edges, [2]string{"Reset_Handler", "main"})
 	}
+	calls := make(map[string]uint32) // calls so far per caller, for the call sites
 	for _, e := range edges {
-		in.Edges = append(in.Edges, Edge{Caller: at(e[0]), Callee: at(e[1])})
+		calls[e[0]]++
+		in.Edges = append(in.Edges, Edge{Caller: at(e[0]), Callee: at(e[1]), Site: at(e[0]) + 4*calls[e[0]]})
 	}
 	return in
 }
@@ -129,6 +132,88 @@ func TestBootClosureFollowsEveryPath(t *testing.T) {
 	}
 	if r := reasons(plan); r["ip_input"] != ReasonBoot || r["hot"] != ReasonBoot {
 		t.Fatalf("reasons %v", r)
+	}
+}
+
+// TestBootClosureStopsAtTheCopy: a reset handler that calls the ITCM copy
+// and then main pins what it calls up to the copy and everything the copy
+// calls (memcpy, hot as it is), but not main's application code.
+func TestBootClosureStopsAtTheCopy(t *testing.T) {
+	in := graphInput(true)
+	in.BootCopies = []string{"data_copy"}
+	plan, err := Build(in, Options{Budget: -1, CurveBudgets: []uint32{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reasons(plan)
+	for _, name := range []string{"Reset_Handler", "SystemInit", "early_cycle_a", "early_cycle_b", "data_copy", "memcpy"} {
+		if r[name] != ReasonBoot {
+			t.Errorf("%s: excluded as %q, want %q", name, r[name], ReasonBoot)
+		}
+	}
+	var planned []string
+	for _, e := range plan.Entries {
+		planned = append(planned, e.Symbol)
+	}
+	sort.Strings(planned)
+	if fmt.Sprint(planned) != "[hot ip_input main]" {
+		t.Errorf("planned %v, want main and its callees [hot ip_input main]", planned)
+	}
+}
+
+// TestBootClosureCallSites checks the cut-off rule on small graphs: calls
+// are listed in address order from 4 bytes into their caller.
+func TestBootClosureCallSites(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		copies []string
+		edges  [][2]string
+		boot   string // the boot-critical functions, sorted
+	}{
+		{"calls after the copy are free", []string{"copy"},
+			[][2]string{{"root", "a"}, {"root", "copy"}, {"root", "b"}, {"a", "a_child"}, {"copy", "copy_child"}, {"b", "b_child"}, {"b", "shared"}, {"copy_child", "shared"}},
+			"[a a_child copy copy_child root shared]"},
+		{"no copy routine named: every call", nil,
+			[][2]string{{"root", "a"}, {"root", "copy"}, {"root", "b"}, {"b", "b_child"}},
+			"[a b b_child copy root]"},
+		{"the last of several copies", []string{"copy"},
+			[][2]string{{"root", "copy"}, {"root", "b"}, {"root", "copy"}, {"root", "a"}},
+			"[b copy root]"},
+		{"a copy called below a root cuts nothing", []string{"copy"},
+			[][2]string{{"root", "a"}, {"root", "b"}, {"a", "copy"}, {"b", "b_child"}},
+			"[a b b_child copy root]"},
+		{"a reached function calls all it calls", []string{"copy"},
+			[][2]string{{"root", "copy"}, {"copy", "a"}, {"a", "copy"}, {"a", "b"}},
+			"[a b copy root]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &Input{ITCMSize: 64 << 10, BootRoots: []string{"root"}, BootCopies: tc.copies}
+			at := make(map[string]uint32)
+			for k, name := range []string{"root", "a", "a_child", "copy", "copy_child", "b", "b_child", "shared"} {
+				at[name] = flashBase + 64*uint32(k)
+				in.Funcs = append(in.Funcs, Func{Key: KeyFor("m.c", name), Symbol: name, Section: ".text." + name,
+					Object: "m.o", Addr: at[name], Size: 64, Align: 4, Region: "FLASH"})
+			}
+			calls := make(map[string]uint32)
+			for _, e := range tc.edges {
+				calls[e[0]]++
+				in.Edges = append(in.Edges, Edge{Caller: at[e[0]], Callee: at[e[1]], Site: at[e[0]] + 4*calls[e[0]]})
+			}
+			plan, err := Build(in, Options{Budget: -1, CurveBudgets: []uint32{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var boot []string
+			for _, x := range plan.Excluded {
+				if x.Reason == ReasonBoot {
+					boot = append(boot, x.Symbol)
+				}
+			}
+			sort.Strings(boot)
+			if fmt.Sprint(boot) != tc.boot {
+				t.Errorf("boot-critical %v, want %s", boot, tc.boot)
+			}
+		})
 	}
 }
 
