@@ -126,3 +126,14 @@ bool pit_model_irq(void)
 	}
 	return false;
 }
+
+uint32_t pit_model_ticks_to_irq(uint32_t limit)
+{
+	for (uint32_t t = 1; t <= limit; t++) {
+		pit_model_tick();
+		if (pit_model_irq()) {
+			return t;
+		}
+	}
+	return 0;
+}

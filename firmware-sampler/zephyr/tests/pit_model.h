@@ -55,6 +55,9 @@ uint32_t pit_model_read(volatile uint32_t *reg);
 void pit_model_tick(void);
 /* The PIT interrupt request to the NVIC (any channel). */
 bool pit_model_irq(void);
+/* Ticks the clock until the PIT requests an interrupt and returns how many
+ * ticks that took (the first tick is 1); 0 if none within limit. */
+uint32_t pit_model_ticks_to_irq(uint32_t limit);
 
 #define TCMP_PIT_BASE pit_model_base()
 #define TCMP_PIT_WRITE(reg, value) pit_model_write(&(reg), (value))

@@ -32,18 +32,6 @@ static void check_log(unsigned from, const struct expect *want, unsigned n)
 	}
 }
 
-/* Ticks until the PIT requests an interrupt (the first tick is 1); 0 if none within limit. */
-static uint32_t ticks_to_irq(uint32_t limit)
-{
-	for (uint32_t t = 1; t <= limit; t++) {
-		pit_model_tick();
-		if (pit_model_irq()) {
-			return t;
-		}
-	}
-	return 0;
-}
-
 static void powered_model(void)
 {
 	pit_model_reset();
@@ -72,7 +60,7 @@ static void test_start_sequence(void)
 	check_log(0, want, sizeof(want) / sizeof(want[0]));
 	CHECK(pit_model.faults == 0, "%u faults", pit_model.faults);
 	CHECK(!(pit_model.mcr & TCMP_PIT_MCR_MDIS), "module still disabled");
-	CHECK(ticks_to_irq(10000) == 7500, "first interval is not 7500 ticks");
+	CHECK(pit_model_ticks_to_irq(10000) == 7500, "first interval is not 7500 ticks");
 }
 
 static void test_start_clears_stale_flag_and_restarts(void)
@@ -80,17 +68,17 @@ static void test_start_clears_stale_flag_and_restarts(void)
 	/* A channel left running with a pending flag from an earlier run. */
 	powered_model();
 	tcmp_port_timer_start(50);
-	CHECK(ticks_to_irq(100) == 50, "first run did not fire");
+	CHECK(pit_model_ticks_to_irq(100) == 50, "first run did not fire");
 	tcmp_port_timer_start(300);
 	CHECK(!pit_model_irq(), "stale flag still requests an interrupt after start");
-	CHECK(ticks_to_irq(1000) == 300, "restart did not begin a fresh 300-tick period");
+	CHECK(pit_model_ticks_to_irq(1000) == 300, "restart did not begin a fresh 300-tick period");
 }
 
 static void test_ack_next_sequence(void)
 {
 	powered_model();
 	tcmp_port_timer_start(100);
-	CHECK(ticks_to_irq(1000) == 100, "no interrupt after 100 ticks");
+	CHECK(pit_model_ticks_to_irq(1000) == 100, "no interrupt after 100 ticks");
 	unsigned from = pit_model.log_len;
 	tcmp_port_timer_ack_next(2500);
 	const struct expect want[] = {
@@ -118,7 +106,7 @@ static void test_intervals_follow_requests_with_one_interval_lag(void)
 	powered_model();
 	tcmp_port_timer_start(1000);
 	for (int k = 0; k < N; k++) {
-		observed[k] = ticks_to_irq(100000);
+		observed[k] = pit_model_ticks_to_irq(100000);
 		lcg = lcg * 1103515245u + 12345u;
 		requested[k] = 1 + (lcg >> 16) % 4000; /* 1 tick is the shortest period */
 		tcmp_port_timer_ack_next(requested[k]);
@@ -143,7 +131,7 @@ static void test_stop_sequence_and_silence(void)
 {
 	powered_model();
 	tcmp_port_timer_start(40);
-	CHECK(ticks_to_irq(100) == 40, "no interrupt");
+	CHECK(pit_model_ticks_to_irq(100) == 40, "no interrupt");
 	/* Stop with the flag still set, as when the interrupt is pending. */
 	unsigned from = pit_model.log_len;
 	tcmp_port_timer_stop();
@@ -153,10 +141,10 @@ static void test_stop_sequence_and_silence(void)
 	};
 	check_log(from, want, sizeof(want) / sizeof(want[0]));
 	CHECK(!pit_model_irq(), "interrupt requested after stop");
-	CHECK(ticks_to_irq(10000) == 0, "interrupt after stop");
+	CHECK(pit_model_ticks_to_irq(10000) == 0, "interrupt after stop");
 	/* A late acknowledge (an interrupt already pended in the NVIC) must not restart it. */
 	tcmp_port_timer_ack_next(10);
-	CHECK(ticks_to_irq(10000) == 0, "a late acknowledge restarted the timer");
+	CHECK(pit_model_ticks_to_irq(10000) == 0, "a late acknowledge restarted the timer");
 }
 
 static void test_touches_only_mcr_and_channel0(void)
@@ -164,7 +152,7 @@ static void test_touches_only_mcr_and_channel0(void)
 	powered_model();
 	tcmp_port_timer_start(10);
 	for (int k = 0; k < 5; k++) {
-		ticks_to_irq(100);
+		pit_model_ticks_to_irq(100);
 		tcmp_port_timer_ack_next(20);
 	}
 	tcmp_port_timer_stop();

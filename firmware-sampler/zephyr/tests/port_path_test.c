@@ -83,17 +83,6 @@ static void deliver(uint32_t pc, uint32_t lr, uint32_t exc, uint32_t thread)
 	tcmp_on_sample(frame, 0xFFFFFFFDu); /* thread mode, PSP, basic frame */
 }
 
-static uint32_t ticks_to_irq(uint32_t limit)
-{
-	for (uint32_t t = 1; t <= limit; t++) {
-		pit_model_tick();
-		if (pit_model_irq()) {
-			return t;
-		}
-	}
-	return 0;
-}
-
 /* Decoded frames of the output, in order. */
 struct frame {
 	uint8_t payload[TCMP_MAX_PAYLOAD];
@@ -187,7 +176,7 @@ static bool run_snapshot(uint32_t observed[RUN])
 	n_ldval = 0;
 	unsigned seen = 0;
 	for (int k = 0; k < RUN; k++) {
-		observed[k] = ticks_to_irq(2 * MEAN_TICKS);
+		observed[k] = pit_model_ticks_to_irq(2 * MEAN_TICKS);
 		sent[k] = (struct sample){
 			.pc = 0x60002000u + 2u * (uint32_t)((k * 37) % 4096),
 			.lr = 0x60003001u + 4u * (uint32_t)(k % 7),
@@ -252,7 +241,7 @@ static void test_each_interrupt_acknowledges_once(void)
 	init();
 	CHECK(tcmp_start(&args) == TCMP_OK, "START refused");
 	for (int k = 0; k < 3; k++) {
-		CHECK(ticks_to_irq(2 * MEAN_TICKS) == MEAN_TICKS, "jitter 0: interval not %u", MEAN_TICKS);
+		CHECK(pit_model_ticks_to_irq(2 * MEAN_TICKS) == MEAN_TICKS, "jitter 0: interval not %u", MEAN_TICKS);
 		unsigned from = pit_model.log_len;
 		deliver(0x60001000u, 0, 0, 0);
 		CHECK(pit_model.log_len - from == 3, "interrupt %d made %u accesses, want 3", k,
@@ -268,7 +257,7 @@ static void test_each_interrupt_acknowledges_once(void)
 	/* The count is reached: the next poll stops the PIT. */
 	tcmp_poll();
 	CHECK(pit_model.ch[0].tctrl == 0, "TCTRL 0x%x after the run ended", pit_model.ch[0].tctrl);
-	CHECK(ticks_to_irq(4 * MEAN_TICKS) == 0, "PIT still interrupts after the run ended");
+	CHECK(pit_model_ticks_to_irq(4 * MEAN_TICKS) == 0, "PIT still interrupts after the run ended");
 }
 
 static void test_drain_returns_delivered_samples(void)
