@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
 )
 
@@ -28,7 +28,7 @@ func TestCaptureQEMU(t *testing.T) {
 	}
 	dir := t.TempDir()
 	elfPath, _, inst := bootDemo(t, dir)
-	wantID := readelfBuildID(t, elfPath)
+	wantID := hex.EncodeToString(profiletest.ReadelfBuildID(t, elfPath))
 
 	t.Run("snapshot pc", func(t *testing.T) {
 		out := filepath.Join(dir, "pc.tcmcap")
@@ -128,19 +128,6 @@ func bootDemo(t *testing.T, dir string) (elfPath, mapPath string, inst *qemu.Ins
 	}
 	t.Cleanup(inst.Stop)
 	return elfPath, mapPath, inst
-}
-
-// readelfBuildID is the GNU build-id as arm-none-eabi-readelf prints it.
-func readelfBuildID(t *testing.T, elfPath string) string {
-	out, err := exec.Command("arm-none-eabi-readelf", "-n", elfPath).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("readelf -n shows no build-id:\n%s", out)
-	}
-	return string(m[1])
 }
 
 // checkPCsWithAddr2line asks addr2line for the function of every distinct

@@ -203,15 +203,19 @@ func Cleanup() {
 }
 
 // BuildID is the GNU build-id as arm-none-eabi-readelf prints it.
-func (fw *Firmware) BuildID(t testing.TB) []byte {
+func (fw *Firmware) BuildID(t testing.TB) []byte { return ReadelfBuildID(t, fw.ELF) }
+
+// ReadelfBuildID is the GNU build-id of elfPath as arm-none-eabi-readelf
+// prints it; the test fails when readelf shows none.
+func ReadelfBuildID(t testing.TB, elfPath string) []byte {
 	t.Helper()
-	out, err := exec.Command("arm-none-eabi-readelf", "-n", fw.ELF).Output()
+	out, err := exec.Command("arm-none-eabi-readelf", "-n", elfPath).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindSubmatch(out)
 	if m == nil {
-		t.Fatalf("readelf shows no build-id:\n%s", out)
+		t.Fatalf("readelf -n %s shows no build-id:\n%s", elfPath, out)
 	}
 	id, _ := hex.DecodeString(string(m[1]))
 	return id
