@@ -7,14 +7,21 @@ BIN       := $(BUILD)/tcmprof
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X github.com/tcmprof/tcmprof/cmd.Version=$(VERSION)
 
-# Debian packages the tests and the demo need, and one command that proves each is there.
-DEB_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm llvm device-tree-compiler python3-kconfiglib
+# Debian packages the tests and the demo need.
+# Each entry is what proves a package is there (a command, or an absolute
+# path) and the package. The C++ runtime for the ARM test firmware is only a
+# Recommends of the newlib package, so it is listed on its own.
 DEB_CHECKS   := arm-none-eabi-gcc:gcc-arm-none-eabi \
                 /usr/lib/arm-none-eabi/newlib/libc.a:libnewlib-arm-none-eabi \
+                /usr/lib/arm-none-eabi/newlib/libstdc++.a:libstdc++-arm-none-eabi-newlib \
                 qemu-system-arm:qemu-system-arm \
                 llvm-symbolizer:llvm \
                 dtc:device-tree-compiler \
-                /usr/lib/python3/dist-packages/kconfiglib.py:python3-kconfiglib
+                fdtget:device-tree-compiler \
+                /usr/lib/python3/dist-packages/kconfiglib.py:python3-kconfiglib \
+                gcc:gcc \
+                python3:python3 \
+                /usr/bin/time:time
 
 .PHONY: all deps build test test-go test-c demo bench fuzz clean
 
@@ -26,7 +33,8 @@ deps:
 	@missing=""; \
 	for pair in $(DEB_CHECKS); do \
 	  what=$${pair%%:*}; pkg=$${pair##*:}; \
-	  case $$what in /*) [ -e $$what ] ;; *) command -v $$what >/dev/null 2>&1 ;; esac || missing="$$missing $$pkg"; \
+	  case $$what in /*) [ -e $$what ] ;; *) command -v $$what >/dev/null 2>&1 ;; esac && continue; \
+	  case " $$missing " in *" $$pkg "*) ;; *) missing="$$missing $$pkg" ;; esac; \
 	done; \
 	command -v $(GO) >/dev/null 2>&1 || { echo "deps: Go is missing: install Go 1.26 or newer (https://go.dev/dl/)"; exit 1; }; \
 	if [ -n "$$missing" ]; then \
