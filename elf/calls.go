@@ -49,9 +49,9 @@ func CallEdges(f *goelf.File, funcs []FuncRange) ([]CallEdge, error) {
 
 // directBranches is the one decoding walk behind CallEdges and TailCalls:
 // it reads every 32-bit Thumb instruction in the Thumb-code spans of f's
-// executable sections once and sorts the BL/BLX immediates (calls) and the
-// B.W that leave their function for another function's start (tails), each
-// sorted by Site and resolved through GNU ld veneers.
+// executable sections once and returns the BL/BLX immediates (calls) and the
+// B.W that leave their function for another function's start (tails), both
+// ordered by Site, with veneers resolved.
 func directBranches(f *goelf.File, funcs []FuncRange) (calls, tails []CallEdge, err error) {
 	if f.Machine != goelf.EM_ARM || f.Class != goelf.ELFCLASS32 {
 		return nil, nil, fmt.Errorf("call graph: not a 32-bit ARM ELF (%v, %v)", f.Class, f.Machine)
