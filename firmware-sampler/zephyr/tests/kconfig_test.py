@@ -67,7 +67,7 @@ def test_defaults():
     want = {
         "TCMPROF_SAMPLER_DEFAULT_RATE_HZ": "10000",
         "TCMPROF_SAMPLER_MAX_RATE_HZ": "100000",
-        "TCMPROF_SAMPLER_JITTER_PCT": "20",
+        "TCMPROF_SAMPLER_JITTER_PCT": "25",
         "TCMPROF_SAMPLER_BUFFER_WORDS": "16384",
         "TCMPROF_SAMPLER_THREAD": "y",
         "THREAD_MONITOR": "y",  # selected: k_thread_foreach needs it
@@ -118,7 +118,7 @@ def test_rate_and_buffer_ranges():
     kconf = enabled(TCMPROF_SAMPLER_BUFFER_WORDS="100000", TCMPROF_SAMPLER_JITTER_PCT="80",
                     TCMPROF_SAMPLER_MAX_RATE_HZ="5000")
     check(value(kconf, "TCMPROF_SAMPLER_BUFFER_WORDS") == "16384", "out-of-range buffer accepted")
-    check(value(kconf, "TCMPROF_SAMPLER_JITTER_PCT") == "20", "jitter above 50% accepted")
+    check(value(kconf, "TCMPROF_SAMPLER_JITTER_PCT") == "25", "jitter above 50% accepted")
     check(int(value(kconf, "TCMPROF_SAMPLER_DEFAULT_RATE_HZ")) <= 5000,
           "default rate above the maximum rate")
 

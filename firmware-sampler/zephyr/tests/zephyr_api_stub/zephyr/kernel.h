@@ -13,6 +13,8 @@
 #define ARG_UNUSED(x) (void)(x)
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define BUILD_ASSERT(cond, msg) _Static_assert(cond, msg)
+/* toolchain/gcc.h, reached through kernel.h -> toolchain.h */
+#define __weak __attribute__((__weak__))
 
 /* sys/util_macro.h */
 #define Z_IS_ENABLED1(m) Z_IS_ENABLED2(_XXXX##m)
