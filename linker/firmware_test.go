@@ -35,6 +35,28 @@ type object struct {
 type firmware struct {
 	dir     string // link directory
 	objects []object
+	// absolute links the objects and the archive by absolute path, as
+	// build systems that pass $(CURDIR)/... do; the map then names them so.
+	absolute bool
+}
+
+// file is how the link command, and so the map, names path (relative to
+// the link directory).
+func (fw *firmware) file(path string) string {
+	if fw.absolute && path != "" {
+		return filepath.Join(fw.dir, path)
+	}
+	return path
+}
+
+// copyTo copies the built project, objects and archive with their times,
+// to a new directory and returns it there: the same build relinked
+// elsewhere.
+func (fw *firmware) copyTo(t *testing.T) *firmware {
+	t.Helper()
+	dir := t.TempDir()
+	run(t, fw.dir, "cp", "-a", ".", dir)
+	return &firmware{dir: dir, objects: fw.objects, absolute: fw.absolute}
 }
 
 func needTool(t *testing.T, name string) {
@@ -104,10 +126,10 @@ func (fw *firmware) link(t *testing.T, name, fragment string) string {
 	args := []string{"-mcpu=cortex-m7", "-mthumb", "-nostdlib", "-T", "link.ld", "-Wl,-Map=" + name + ".map", "-o", out}
 	for _, o := range fw.objects {
 		if o.archive == "" {
-			args = append(args, o.path)
+			args = append(args, fw.file(o.path))
 		}
 	}
-	args = append(args, "lib/libutil.a")
+	args = append(args, fw.file("lib/libutil.a"))
 	run(t, fw.dir, "arm-none-eabi-gcc", args...)
 	return filepath.Join(fw.dir, out)
 }
@@ -257,13 +279,17 @@ func readImage(t *testing.T, fw *firmware, elfPath string) *image {
 		if !ok {
 			t.Fatalf("%s of %s not in the linked image", of.symbol, of.obj.path)
 		}
+		object := of.obj.path // an archive member's name
+		if of.obj.archive == "" {
+			object = fw.file(of.obj.path)
+		}
 		region := "FLASH"
 		if addr < itcmSize {
 			region = "ITCM"
 		}
 		img.funcs = append(img.funcs, place.Func{
 			Key: place.KeyFor(of.obj.source, of.symbol), Symbol: of.symbol, Section: of.section,
-			Object: of.obj.path, Archive: of.obj.archive, Addr: addr, Size: of.size, Align: of.align, Region: region,
+			Object: object, Archive: fw.file(of.obj.archive), Addr: addr, Size: of.size, Align: of.align, Region: region,
 		})
 		for _, c := range of.calls {
 			to, ok := addrOf[key(of, c)]

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tcmprof/tcmprof/place"
 )
@@ -30,43 +31,66 @@ func ldGlob(s string, extra string) (string, bool) {
 	return b.String(), true
 }
 
-// filePattern names the entry's input file so that only it matches: the
-// file's base name under any directory ("*/ip.o", "*/libnet.a:ip.o"), or
-// the whole recorded path when another object of the plan has the same base
-// name (two static foo in two ip.o files must stay apart).
-func filePattern(e *place.Entry, ambiguous map[string]bool) (string, bool) {
-	file := func(p string) (string, bool) {
-		if !strings.Contains(p, "/") {
-			return ldGlob(p, "")
-		}
-		if ambiguous[path.Base(p)] {
-			return ldGlob(p, "/")
-		}
-		g, ok := ldGlob(path.Base(p), "")
-		return "*/" + g, ok
-	}
+// filePattern names the entry's input file, as the map names it, with a
+// pattern that only it matches among the plan's files. It is always a
+// wildcard: GNU ld takes a file name without one for an input file of its
+// own and loads it (a second copy of the object, or one from another build
+// or directory), while a wildcard only selects among the files the link
+// already has. The pattern is the file's base name under any directory
+// ("*/ip.o", "*/libnet.a:ip.o"); when another file of the plan has the same
+// base name, enough of the trailing directories to tell them apart
+// ("*/net/ip.o"), which still matches when the build is relinked in
+// another directory; a name without a directory is matched whole
+// ("[m]ain.o").
+func filePattern(e *place.Entry, others map[string][]string) (string, bool) {
 	if e.Archive == "" {
-		return file(e.Object)
+		return fileGlob(e.Object, others[path.Base(e.Object)])
 	}
-	archive, ok1 := file(e.Archive)
+	archive, ok1 := fileGlob(e.Archive, others[path.Base(e.Archive)])
 	member, ok2 := ldGlob(e.Object, "")
 	return archive + ":" + member, ok1 && ok2
 }
 
-// ambiguousBases finds file base names that stand for more than one path
-// among the plan's entries and exclusions.
-func ambiguousBases(p *place.Plan) map[string]bool {
-	paths := make(map[string]string)
-	amb := make(map[string]bool)
+// fileGlob is filePattern for one path p; same lists the plan's paths with
+// p's base name (p among them).
+func fileGlob(p string, same []string) (string, bool) {
+	parts := strings.Split(p, "/")
+	for k := 1; k < len(parts); k++ {
+		suffix := strings.Join(parts[len(parts)-k:], "/")
+		clash := false
+		for _, q := range same {
+			clash = clash || (q != p && strings.HasSuffix(q, "/"+suffix))
+		}
+		if !clash {
+			g, ok := ldGlob(suffix, "/")
+			return "*/" + g, ok
+		}
+	}
+	// Only the whole path tells p apart (or it has no directory): match
+	// it exactly, made a wildcard by a one-character bracket expression.
+	g, ok := ldGlob(p, "/")
+	if ok && !strings.HasPrefix(g, "[") {
+		_, size := utf8.DecodeRuneInString(g)
+		g = "[" + g[:size] + "]" + g[size:]
+	}
+	return g, ok
+}
+
+// planFiles lists, per base name, the distinct object and archive paths of
+// the plan's entries and exclusions.
+func planFiles(p *place.Plan) map[string][]string {
+	out := make(map[string][]string)
 	note := func(full string) {
 		if full == "" {
 			return
 		}
 		b := path.Base(full)
-		if prev, ok := paths[b]; ok && prev != full {
-			amb[b] = true
+		for _, q := range out[b] {
+			if q == full {
+				return
+			}
 		}
-		paths[b] = full
+		out[b] = append(out[b], full)
 	}
 	for _, e := range p.Entries {
 		note(e.Archive)
@@ -80,7 +104,7 @@ func ambiguousBases(p *place.Plan) map[string]bool {
 			note(x.Object)
 		}
 	}
-	return amb
+	return out
 }
 
 // RenderLD writes a GNU ld fragment that lists the planned input sections
@@ -93,7 +117,7 @@ func ambiguousBases(p *place.Plan) map[string]bool {
 //
 // The entries it can not express are returned, not dropped silently.
 func RenderLD(w io.Writer, p *place.Plan) ([]Skip, error) {
-	amb := ambiguousBases(p)
+	files := planFiles(p)
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "/* tcmprof ITCM plan, build-id %s: %d functions, predicted %d bytes incl. padding and %d veneers.\n",
 		orNone(p.BuildID), len(p.Entries), p.Prediction.Bytes, p.Prediction.ITCMStubs)
@@ -103,7 +127,7 @@ func RenderLD(w io.Writer, p *place.Plan) ([]Skip, error) {
 	}
 	var skipped []Skip
 	for _, e := range p.Entries {
-		file, ok1 := filePattern(&e, amb)
+		file, ok1 := filePattern(&e, files)
 		section, ok2 := ldGlob(e.Section, "")
 		if e.Object == "" {
 			skipped = append(skipped, Skip{e, "no object file known"})

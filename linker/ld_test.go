@@ -3,6 +3,7 @@ package linker
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -168,28 +169,52 @@ func TestVerifyCatchesDepartures(t *testing.T) {
 	}
 }
 
-// TestLDPatternsKeepDuplicatesApart plans only the static dup of net/ip.c:
-// main.c and drv/ip.c have a .text.dup too, and drv/ip.o even has the same
-// base name, so the pattern must name the whole path.
+// TestLDPatternsKeepDuplicatesApart moves the static dup of net/ip.c, or
+// of net/ip.c and drv/ip.c, and nothing else: main.c has a .text.dup too,
+// and the objects obj/net/ip.o and obj/drv/ip.o share their base name, so
+// the patterns must name a directory. Linked by relative and by absolute
+// paths, and relinked in a copy of the build directory: a pattern without
+// a wildcard would make ld load the object a second time (duplicate
+// symbols) or, from the old directory, a stale copy.
 func TestLDPatternsKeepDuplicatesApart(t *testing.T) {
-	fw := buildFirmware(t)
-	base := readImage(t, fw, fw.link(t, "base", ""))
-	in := planInput(base)
-	for i := range in.Funcs {
-		if shortName(in.Funcs[i].Key.Source, in.Funcs[i].Symbol) != "net/ip.c:dup" {
-			in.Funcs[i].Pin = "test: only net/ip.c:dup may move"
-		}
-	}
-	plan, err := place.Build(in, place.Options{Budget: -1, CurveBudgets: []uint32{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	frag := renderLD(t, plan)
-	if !strings.Contains(frag, "obj/net/ip.o(.text.dup)") {
-		t.Errorf("fragment does not name the full path:\n%s", frag)
-	}
-	img := readImage(t, fw, fw.link(t, "dup", frag))
-	if got := keys(img.inITCM()); fmt.Sprint(got) != "[net/ip.c:dup proj/itcm.c:fast]" {
-		t.Fatalf("in ITCM: %v", got)
+	built := buildFirmware(t)
+	for _, tc := range []struct {
+		name     string
+		absolute bool
+		move     []string
+		lines    []string // fragment lines the plan must give
+	}{
+		{"one of two ip.o, relative", false, []string{"net/ip.c:dup"}, []string{"*/net/ip.o(.text.dup)"}},
+		{"one of two ip.o, absolute", true, []string{"net/ip.c:dup"}, []string{"*/net/ip.o(.text.dup)"}},
+		{"both ip.o, absolute", true, []string{"drv/ip.c:dup", "net/ip.c:dup"}, []string{"*/net/ip.o(.text.dup)", "*/drv/ip.o(.text.dup)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fw := *built
+			fw.absolute = tc.absolute
+			base := readImage(t, &fw, fw.link(t, "base", ""))
+			in := planInput(base)
+			for i := range in.Funcs {
+				if name := shortName(in.Funcs[i].Key.Source, in.Funcs[i].Symbol); !slices.Contains(tc.move, name) {
+					in.Funcs[i].Pin = "test: only " + strings.Join(tc.move, ", ") + " may move"
+				}
+			}
+			plan, err := place.Build(in, place.Options{Budget: -1, CurveBudgets: []uint32{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			frag := renderLD(t, plan)
+			for _, line := range tc.lines {
+				if !slices.Contains(strings.Split(frag, "\n"), line) {
+					t.Errorf("fragment lacks %q:\n%s", line, frag)
+				}
+			}
+			moved := fw.copyTo(t)
+			img := readImage(t, moved, moved.link(t, "dup", frag))
+			want := append(slices.Clone(tc.move), "proj/itcm.c:fast")
+			sort.Strings(want)
+			if got := keys(img.inITCM()); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("in ITCM: %v, want %v", got, want)
+			}
+		})
 	}
 }

@@ -331,12 +331,22 @@ func TestResolveToleratesCloneRenumbering(t *testing.T) {
 		t.Error("static foo of b.c resolved to the wrong file")
 	}
 
-	plan := &Plan{Entries: []Entry{entry("a.c", "bar.constprop.0", 30), entry("a.c", "gone", 1)}}
+	plan := &Plan{Entries: []Entry{entry("a.c", "bar.constprop.0", 30), entry("a.c", "gone", 1)},
+		Excluded: []Exclusion{{Entry: entry("b.c", "foo", 20), Reason: ReasonBoot, Detail: "reachable from x"}, {Entry: entry("a.c", "old_boot", 8), Reason: ReasonBoot}}}
 	plan.Entries[0].Samples = 77
+	plan.Excluded[0].Object, plan.Excluded[0].Addr, plan.Excluded[0].Samples = "old/b.o", 0x60000000, 5
+	image[1].Object, image[1].Addr = "new/b.o", 0x60001000
 	rebound, res := plan.Rebind(image)
 	if len(rebound.Entries) != 1 || rebound.Entries[0].Symbol != "bar.constprop.3" || rebound.Entries[0].Samples != 77 ||
 		res[1].Match != MatchMissing || len(plan.Entries) != 2 {
 		t.Errorf("Rebind gave %+v, %+v", rebound.Entries, res)
+	}
+	// Exclusions name the rebuilt image's functions too (an old object
+	// path next to the new ones would make RenderLD take one object for
+	// two); the one gone from the image is dropped.
+	if x := rebound.Excluded; len(x) != 1 || x[0].Object != "new/b.o" || x[0].Addr != 0x60001000 || x[0].Samples != 5 ||
+		x[0].Reason != ReasonBoot || x[0].Detail != "reachable from x" || len(plan.Excluded) != 2 || plan.Excluded[0].Object != "old/b.o" {
+		t.Errorf("Rebind's exclusions %+v (plan's %+v)", rebound.Excluded, plan.Excluded)
 	}
 }
 

@@ -92,11 +92,14 @@ func sizeDistance(a, b uint32) uint32 {
 	return b - a
 }
 
-// Rebind returns a copy of the plan whose entries name the functions of a
-// rebuilt image (new clone numbers, sections, addresses and sizes), so the
-// same choice can be rendered for the new build. Entries that no longer
-// resolve are left out; the resolutions say which, and how each matched.
-// The prediction is not recomputed: plan again for that.
+// Rebind returns a copy of the plan whose entries and exclusions name the
+// functions of a rebuilt image (new clone numbers, sections, objects,
+// addresses and sizes), so the same choice can be rendered for, and
+// verified against, the new build. Entries and exclusions that no longer
+// resolve are left out; the resolutions say which entries, and how each
+// matched. Exclusions keep their reason and are not re-derived: a
+// boot-critical function new in the rebuilt image is not among them, and
+// the prediction is not recomputed: plan again for those.
 func (p *Plan) Rebind(funcs []Func) (*Plan, []Resolution) {
 	res := Resolve(p.Entries, funcs)
 	q := *p
@@ -106,6 +109,21 @@ func (p *Plan) Rebind(funcs []Func) (*Plan, []Resolution) {
 			e := entryOf(r.Func)
 			e.Samples = r.Entry.Samples // samples were measured on the old image
 			q.Entries = append(q.Entries, e)
+		}
+	}
+	// The old exclusions name the old build's objects; rendered next to
+	// the new entries they would make one object look like two.
+	excluded := make([]Entry, len(p.Excluded))
+	for k, x := range p.Excluded {
+		excluded[k] = x.Entry
+	}
+	q.Excluded = nil
+	for k, r := range Resolve(excluded, funcs) {
+		if r.Func != nil {
+			x := p.Excluded[k]
+			x.Entry = entryOf(r.Func)
+			x.Samples = r.Entry.Samples
+			q.Excluded = append(q.Excluded, x)
 		}
 	}
 	return &q, res
