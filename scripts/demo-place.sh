@@ -15,7 +15,7 @@
 # curve), curve.svg, itcm.ld (what the relink uses), itcm.cmake and
 # itcm.conf (the same choice for a Zephyr build), firmware-itcm/ (the
 # relinked image), verify.txt, after.tcmcap, after-report.txt, after.pb.gz,
-# diff.txt and report.txt (all of it in one file).
+# diff.txt and summary.txt (plan, verify and diff in one file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,8 +26,7 @@ samples=${DEMO_SAMPLES:-8192}
 limit=${DEMO_TIMEOUT:-300}
 board=qemu-demo
 
-say() { printf 'demo: %s\n' "$*"; }
-fail() { printf 'demo: %s\n' "$*" >&2; exit 1; }
+. scripts/demo-lib.sh
 
 before_elf="$PWD/$out/firmware/tcmprof-demo.elf"
 before_map="$PWD/$out/firmware/tcmprof-demo.map"
@@ -59,36 +58,9 @@ if ! "$bin" verify --elf "$after_elf" --map "$after_map" --plan "$out/plan.json"
 fi
 grep -v '^note:' "$out/verify.txt"
 
-qemu_pid=
-cleanup() {
-	if [ -n "$qemu_pid" ] && kill -0 "$qemu_pid" 2>/dev/null; then
-		kill "$qemu_pid" 2>/dev/null || true
-		wait "$qemu_pid" 2>/dev/null || true
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 say "booting the relinked image in QEMU"
-timeout "$limit" qemu-system-arm -M mps2-an500 -nographic -monitor none -serial pty \
-	-icount shift=3,align=off -kernel "$after_elf" >"$out/qemu-itcm.log" 2>&1 &
-qemu_pid=$!
-pty=
-for _ in $(seq 100); do
-	pty=$(sed -n 's|.*char device redirected to \(/dev/pts/[0-9]*\).*|\1|p' "$out/qemu-itcm.log" | head -n 1)
-	[ -n "$pty" ] && break
-	kill -0 "$qemu_pid" 2>/dev/null || break
-	sleep 0.1
-done
-[ -n "$pty" ] || { cat "$out/qemu-itcm.log" >&2; fail "QEMU did not report its pty"; }
-
-say "capturing $samples samples (pc,lr) at 10 kHz"
-if ! timeout 180 "$bin" capture --port "$pty" --rate 10000 --jitter 25 --fields pc,lr \
-	--samples "$samples" -o "$out/after.tcmcap" 2>"$out/capture-itcm.log"; then
-	tail -n 20 "$out/capture-itcm.log" >&2
-	fail "capture of the relinked image failed (log: $out/capture-itcm.log)"
-fi
-cleanup
+boot_qemu "$after_elf" "$out/qemu-itcm.log"
+capture_from_qemu "$out/after.tcmcap" "$out/capture-itcm.log"
 
 "$bin" report --elf "$after_elf" --map "$after_map" --board "$board" "$out/after.tcmcap" >"$out/after-report.txt"
 "$bin" profile --elf "$after_elf" --map "$after_map" --board "$board" "$out/after.tcmcap" -o "$out/after.pb.gz"
@@ -103,9 +75,9 @@ cleanup
 	echo
 	echo "== before -> after (tcmprof diff) =="
 	cat "$out/diff.txt"
-} >"$out/report.txt"
+} >"$out/summary.txt"
 
 say "before -> after, busy shares per region:"
 sed -n '/^by region/,/^$/p' "$out/diff.txt"
 say "placement artefacts in $out/: plan.json plan.txt curve.svg itcm.ld itcm.cmake itcm.conf"
-say "  firmware-itcm/ verify.txt after.tcmcap after-report.txt after.pb.gz diff.txt report.txt"
+say "  firmware-itcm/ verify.txt after.tcmcap after-report.txt after.pb.gz diff.txt summary.txt"
