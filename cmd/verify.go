@@ -94,14 +94,25 @@ func runVerify(s Streams, o *verifyOptions) error {
 		return err
 	}
 	writeVerifyReport(s.Out, plan, rep)
-	if n := len(rep.Violations); n > 0 {
-		names := make([]string, 0, n)
-		for _, v := range rep.Violations {
-			names = append(names, v.String())
-		}
-		return exitError{fmt.Errorf("%s does not meet the plan: %d violation(s): %s", src.elf, n, strings.Join(names, "; ")), exitVerifyFailed}
+	if len(rep.Violations) > 0 {
+		return exitError{violationsError(src.elf, rep.Violations), exitVerifyFailed}
 	}
 	return nil
+}
+
+// violationsError is verify's one-line error: the first few violations by
+// name; all of them are in the VIOLATION lines on stdout.
+func violationsError(elf string, vs []linker.Violation) error {
+	const shown = 3
+	names := make([]string, 0, shown)
+	for _, v := range vs[:min(len(vs), shown)] {
+		names = append(names, v.String())
+	}
+	more := ""
+	if len(vs) > shown {
+		more = fmt.Sprintf("; and %d more, listed above", len(vs)-shown)
+	}
+	return fmt.Errorf("%s does not meet the plan: %d violation(s): %s%s", elf, len(vs), strings.Join(names, "; "), more)
 }
 
 func writeVerifyReport(w io.Writer, p *place.Plan, r *linker.Report) {
