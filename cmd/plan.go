@@ -51,10 +51,13 @@ Never planned: the board's boot-critical functions and everything they call
 before ITCM is filled (in a boot function that calls the board's ITCM copy
 routine, only the calls up to that one count, and all the copy routine
 calls; main and the kernel called after the copy may move), the sampler (tcmp_*), veneers, the vector
-table, code already in ITCM, functions matching --exclude (a glob on the
-symbol, its base name, its source path or the source's base name), functions
-without their own input section (build with -ffunction-sections) and those
-with fewer than --min-samples busy samples. The map file is required.
+table, code with an unwind table entry (.ARM.exidx), code already in ITCM,
+functions matching --exclude (a glob on the symbol, its base name, its source
+path or the source's base name), functions without their own input section
+(build with -ffunction-sections; a function that is all of its object's
+plain .text, like newlib's memcpy, has one for --format ld but not for
+zephyr) and those with fewer than --min-samples busy samples. The map file
+is required.
 
 --format and -o come in pairs, in order; several pairs write several files
 from one plan:

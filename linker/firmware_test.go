@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,6 +30,8 @@ type object struct {
 	source  string // absolute source path
 	path    string // object path relative to the link directory
 	archive string // archive path relative to the link directory, or ""
+	// plainText compiles without -ffunction-sections (all code in .text).
+	plainText bool
 }
 
 // firmware is a built test project.
@@ -76,7 +79,8 @@ func run(t *testing.T, dir string, name string, args ...string) {
 }
 
 // buildFirmware compiles testdata/proj with -ffunction-sections into a
-// temporary link directory; lib/util.c goes into lib/libutil.a.
+// temporary link directory; lib/util.c goes into lib/libutil.a, and
+// lib/mix.c, without -ffunction-sections, into lib/libmix.a.
 func buildFirmware(t *testing.T) *firmware {
 	t.Helper()
 	needTool(t, "arm-none-eabi-gcc")
@@ -91,12 +95,17 @@ func buildFirmware(t *testing.T) *firmware {
 		{source: "net/ip.c", path: "obj/net/ip.o"},
 		{source: "drv/ip.c", path: "obj/drv/ip.o"},
 		{source: "lib/util.c", path: "util.o", archive: "lib/libutil.a"},
+		{source: "lib/mix.c", path: "mix.o", archive: "lib/libmix.a", plainText: true},
 	} {
 		o.source = filepath.Join(src, o.source)
 		if err := os.MkdirAll(filepath.Join(fw.dir, filepath.Dir(o.path)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		run(t, fw.dir, "arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-O2", "-g", "-ffunction-sections",
+		sections := "-ffunction-sections"
+		if o.plainText {
+			sections = "-fno-function-sections"
+		}
+		run(t, fw.dir, "arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-O2", "-g", sections,
 			"-fno-inline", "-c", o.source, "-o", o.path)
 		if o.archive != "" {
 			if err := os.MkdirAll(filepath.Join(fw.dir, filepath.Dir(o.archive)), 0o755); err != nil {
@@ -124,12 +133,18 @@ func (fw *firmware) link(t *testing.T, name, fragment string) string {
 	}
 	out := name + ".elf"
 	args := []string{"-mcpu=cortex-m7", "-mthumb", "-nostdlib", "-T", "link.ld", "-Wl,-Map=" + name + ".map", "-o", out}
+	var archives []string
 	for _, o := range fw.objects {
-		if o.archive == "" {
+		switch {
+		case o.archive == "":
 			args = append(args, fw.file(o.path))
+		case !slices.Contains(archives, o.archive):
+			archives = append(archives, o.archive)
 		}
 	}
-	args = append(args, fw.file("lib/libutil.a"))
+	for _, a := range archives {
+		args = append(args, fw.file(a))
+	}
 	run(t, fw.dir, "arm-none-eabi-gcc", args...)
 	return filepath.Join(fw.dir, out)
 }

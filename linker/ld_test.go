@@ -12,14 +12,15 @@ import (
 )
 
 // testSamples is a made-up profile of the test firmware. early_helper is
-// the hottest function but boot code; drv_poll has too few samples.
+// the hottest function but boot code; drv_poll has too few samples;
+// plain_mix is the whole plain .text of its archive member.
 var testSamples = map[string]int{
 	"proj/main.c:hot": 3000, "proj/main.c:warm": 500, "proj/main.c:foo": 800, "proj/main.c:foobar": 600,
 	"proj/main.c:dup": 400, "net/ip.c:dup": 900, "drv/ip.c:dup": 50, "net/ip.c:ip_input": 300,
 	"drv/ip.c:drv_poll": 5, "lib/util.c:util_hot": 700, "lib/util.c:util_mid": 650, "lib/util.c:util_cold": 20,
 	"proj/main.c:star": 200, "proj/main.c:odd": 150, "proj/main.c:foo_clone": 100,
 	"proj/main.c:early_helper.constprop.0": 2000, "proj/main.c:early_init": 10, "proj/main.c:main": 30,
-	"proj/itcm.c:fast": 500, "proj/main.c:add3": 90, "proj/main.c:wide": 260,
+	"proj/itcm.c:fast": 500, "proj/main.c:add3": 90, "proj/main.c:wide": 260, "lib/mix.c:plain_mix": 450,
 }
 
 func planInput(img *image) *place.Input {
@@ -106,6 +107,9 @@ func TestLDFragmentMatchesLinker(t *testing.T) {
 				if x.Symbol == "early_helper.constprop.0" && x.Reason != place.ReasonBoot {
 					t.Errorf("early_helper excluded as %q", x.Reason)
 				}
+			}
+			if budget < 0 && !slices.ContainsFunc(plan.Entries, func(e place.Entry) bool { return e.Symbol == "plain_mix" && e.Section == ".text" }) {
+				t.Errorf("plain_mix, alone in its object's .text, not planned with all the ITCM: %v", names(plan.Entries))
 			}
 			sawPartial = sawPartial || (len(plan.Entries) > 0 && plan.Prediction.Samples < plan.UpperBound+1 && budget > 0 && budget < 200)
 			sawRemovedStub = sawRemovedStub || plan.Prediction.RemovedStubs > 0

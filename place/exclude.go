@@ -14,7 +14,7 @@ const (
 	ReasonInITCM     = "already in ITCM"
 	ReasonBoot       = "boot-critical" // runs before the ITCM copy, or is called by code that does
 	ReasonExcluded   = "excluded by pattern"
-	ReasonNoSection  = "no own input section" // object not built with -ffunction-sections
+	ReasonNoSection  = "no own input section" // shares its section: object not built with -ffunction-sections
 	ReasonNotText    = "not a .text.* section"
 	ReasonFewSamples = "too few samples"
 )
@@ -150,8 +150,9 @@ func bootClosure(in *Input, roots, copies []string) (from []string, unknown []st
 	return from, unknown
 }
 
-// classify returns the reason function i can not be planned ("" if it can).
-func classify(m *model, i int, bootFrom []string, excludes []string, minSamples int) (reason, detail string) {
+// classify returns the reason function i can not be planned ("" if it can)
+// in layout.
+func classify(m *model, i int, bootFrom []string, excludes []string, minSamples int, layout Layout) (reason, detail string) {
 	f := &m.in.Funcs[i]
 	switch {
 	case f.Pin != "":
@@ -165,8 +166,14 @@ func classify(m *model, i int, bootFrom []string, excludes []string, minSamples 
 		return ReasonExcluded, p
 	}
 	switch {
-	case f.Section == ".text" || f.Section == "":
-		return ReasonNoSection, "section " + sectionOrUnknown(f.Section) + " of " + f.Object
+	case f.Section == "":
+		return ReasonNoSection, "shares its input section of " + objectOrUnknown(f)
+	case f.Section == ".text" && layout == LayoutZephyr:
+		return ReasonNotText, "plain .text of " + objectOrUnknown(f) + ": Zephyr's gen_relocate_app.py only relocates sections named .text.*; build it with -ffunction-sections"
+	case f.Section == ".text":
+		// The function is all of its object's .text (newlib's memcpy in
+		// libc_nano.a:lib_a-memcpy.o): an ld pattern naming that object's
+		// .text moves exactly it.
 	case !strings.Contains(f.Section, ".text."):
 		// Zephyr's gen_relocate_app.py only relocates sections whose name
 		// contains ".text."; keep both outputs consistent.
@@ -177,9 +184,12 @@ func classify(m *model, i int, bootFrom []string, excludes []string, minSamples 
 	return "", ""
 }
 
-func sectionOrUnknown(s string) string {
-	if s == "" {
-		return "(unknown)"
+func objectOrUnknown(f *Func) string {
+	switch {
+	case f.Object == "":
+		return "an unknown object"
+	case f.Archive != "":
+		return f.Archive + ":" + f.Object
 	}
-	return s
+	return f.Object
 }

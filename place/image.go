@@ -41,6 +41,11 @@ const (
 	PinVeneer  = "veneer"
 	PinSampler = "sampler code"
 	PinVectors = "vector table"
+	// PinUnwind: an .ARM.exidx entry points at the function with an
+	// R_ARM_PREL31 offset (±1 GiB), and the table stays in flash, 1.5 GiB
+	// from ITCM, so ld could not link the move (libgcc's plain .text
+	// members have such entries).
+	PinUnwind = "unwind table entry (.ARM.exidx) can not reach ITCM"
 )
 
 // linkerStubs is the "object" GNU ld's map names for the sections of
@@ -78,6 +83,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 	}
 	aligns := newAlignReader(filepath.Dir(src.MapPath))
 	shared := sharedSections(src.Image.Functions(), src.Map)
+	unwound := unwoundSections(src.Map)
 	var warnings []string
 	for _, fn := range src.Image.Functions() {
 		if fn.Size == 0 {
@@ -111,9 +117,13 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 				if strings.Contains(s.Name, "vector") && !strings.HasPrefix(s.Name, ".text.") {
 					pf.Pin = PinVectors
 				}
+				if unwound[fileSection{s.File(), s.Name}] {
+					pf.Pin = PinUnwind
+				}
 				if shared[s] {
 					// Several functions in one input section can only move
-					// together, like plain .text: none of them has its own.
+					// together: none of them has its own. (A plain .text
+					// holding one function is its own, and ld can move it.)
 					pf.Section = ""
 				} else {
 					// The section, not the symbol, is what the linker moves:
@@ -225,6 +235,28 @@ func sharedSections(fns []*elf.Function, m *elf.Map) map[*elf.InputSection]bool 
 		if s := m.SectionAt(fn.Addr); s != nil {
 			out[s] = out[s] || seen[s]
 			seen[s] = true
+		}
+	}
+	return out
+}
+
+// fileSection names one input section of one file.
+type fileSection struct{ file, section string }
+
+// unwoundSections marks the code sections that have an .ARM.exidx input
+// section in the map. GNU as names the unwind section of ".text"
+// ".ARM.exidx" and that of any other section X ".ARM.exidx"+X.
+func unwoundSections(m *elf.Map) map[fileSection]bool {
+	out := make(map[fileSection]bool)
+	if m == nil {
+		return out
+	}
+	for _, s := range m.Sections {
+		if code, ok := strings.CutPrefix(s.Name, ".ARM.exidx"); ok {
+			if code == "" {
+				code = ".text"
+			}
+			out[fileSection{s.File(), code}] = true
 		}
 	}
 	return out

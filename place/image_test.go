@@ -3,6 +3,7 @@ package place
 import (
 	"bytes"
 	goelf "debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -182,6 +183,36 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 	}
 
 	checkDemoBootClosure(t, in, elfPath)
+
+	// Unwind pins against the linked .ARM.exidx table: each 8-byte entry
+	// starts with an R_ARM_PREL31 offset to the function it describes
+	// (libgcc's members have entries; the demo's own code none).
+	targets := make(map[uint32]bool)
+	if exidx := img.File().Section(".ARM.exidx"); exidx != nil {
+		data, err := exidx.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := 0; off+8 <= len(data); off += 8 {
+			prel31 := int32(binary.LittleEndian.Uint32(data[off:])<<1) >> 1
+			targets[(uint32(exidx.Addr)+uint32(off)+uint32(prel31))&^1] = true
+		}
+	}
+	unwindPins := 0
+	for _, f := range in.Funcs {
+		if f.Pin == PinVeneer || f.Pin == PinVectors {
+			continue
+		}
+		if (f.Pin == PinUnwind) != targets[f.Addr] {
+			t.Errorf("%s at %#x: pin %q, .ARM.exidx entry %v", f.Symbol, f.Addr, f.Pin, targets[f.Addr])
+		}
+		if f.Pin == PinUnwind {
+			unwindPins++
+		}
+	}
+	if unwindPins == 0 {
+		t.Error("no function of the demo is pinned for its unwind entry: the fixture lost libgcc's __udivmoddi4?")
+	}
 
 	var itcmEnd uint32
 	syms, _ := img.File().Symbols()

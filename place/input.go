@@ -67,10 +67,13 @@ func NormalizeClone(clone string) string {
 type Func struct {
 	Key    FuncKey `json:"key"`
 	Symbol string  `json:"symbol"` // full ELF symbol name, clone suffix included
-	// Section is the input section that holds the function, as named in its
-	// object file: ".text.foo" with -ffunction-sections, but also
-	// ".text.startup.main", ".text.unlikely.foo", or plain ".text" when the
-	// object was built without -ffunction-sections.
+	// Section is the input section that holds the function and nothing
+	// else, as named in its object file: ".text.foo" with
+	// -ffunction-sections, but also ".text.startup.main",
+	// ".text.unlikely.foo", or plain ".text" for an object whose .text is
+	// this one function (newlib's lib_a-memcpy.o). Empty when the function
+	// shares its input section with others (plain .text of an object built
+	// without -ffunction-sections): it can only move with all of them.
 	Section string `json:"section"`
 	// Object is the object file as the linker names it in the map file
 	// ("CMakeFiles/app.dir/src/ip.c.obj"); for an archive member it is the
@@ -183,7 +186,7 @@ func (in *Input) Validate() error {
 			return fmt.Errorf("place: functions %s and %s both start at %#x (drop aliases)", other, f.Symbol, f.Addr)
 		}
 		addrs[f.Addr] = f.Symbol
-		if f.Section != ".text" && f.Section != "" {
+		if f.Section != "" {
 			id := sectionID{f.Archive, f.Object, f.Section}
 			if other, dup := seen[id]; dup {
 				return fmt.Errorf("place: functions %s and %s share input section %s of %s", other, f.Symbol, f.Section, f.Object)

@@ -178,7 +178,7 @@ func Build(in *Input, opt Options) (*Plan, error) {
 	}
 	var cands []int
 	for i := range in.Funcs {
-		reason, detail := classify(m, i, bootFrom, opt.Excludes, opt.MinSamples)
+		reason, detail := classify(m, i, bootFrom, opt.Excludes, opt.MinSamples, opt.Layout)
 		if reason == "" {
 			cands = append(cands, i)
 			continue

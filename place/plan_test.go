@@ -33,7 +33,7 @@ func graphInput(resetCallsMain bool) *Input {
 	fn("main", "main.c", ".text.startup.main", 20)
 	fn("hot", "main.c", ".text.hot", 3000)
 	fn("ip_input", "net_ip.c", ".text.ip_input", 2000)
-	fn("legacy", "old.c", ".text", 500)
+	fn("legacy", "old.c", "", 500) // shares old.o's plain .text with other functions
 	fn("sampler_isr", "sampler.c", ".text.sampler_isr", 700)
 	in.Funcs[len(in.Funcs)-1].Pin = "sampler code"
 	fn("rare", "main.c", ".text.rare", 3)
@@ -214,6 +214,63 @@ func TestBootClosureCallSites(t *testing.T) {
 				t.Errorf("boot-critical %v, want %s", boot, tc.boot)
 			}
 		})
+	}
+}
+
+// TestPlainTextObject: a function that is all of its object's plain .text
+// (newlib's memcpy alone in libc_nano.a:lib_a-memcpy.o) is planned in the
+// ld layout, where a pattern naming that object's .text moves exactly it;
+// in the Zephyr layout it is reported, since gen_relocate_app.py relocates
+// only .text.* sections; and boot code stays boot code either way.
+func TestPlainTextObject(t *testing.T) {
+	input := func(bootCallsMemcpy bool) *Input {
+		in := &Input{ITCMSize: 64 << 10, BusySamples: 1000, BootRoots: []string{"Reset_Handler"}}
+		in.Funcs = []Func{
+			{Key: KeyFor("boot.c", "Reset_Handler"), Symbol: "Reset_Handler", Section: ".text.Reset_Handler", Object: "boot.o", Addr: flashBase, Size: 64, Align: 4},
+			{Key: KeyFor("", "memcpy"), Symbol: "memcpy", Section: ".text", Object: "lib_a-memcpy.o", Archive: "/newlib/libc_nano.a",
+				Addr: flashBase + 64, Size: 308, Align: 4, Samples: 600},
+		}
+		if bootCallsMemcpy {
+			in.Edges = []Edge{{Caller: flashBase, Callee: flashBase + 64, Site: flashBase + 4}}
+		}
+		return in
+	}
+	for _, tc := range []struct {
+		layout          Layout
+		bootCallsMemcpy bool
+		reason, detail  string // "" reason: planned
+	}{
+		{LayoutLD, false, "", ""},
+		{LayoutZephyr, false, ReasonNotText, "plain .text of /newlib/libc_nano.a:lib_a-memcpy.o: Zephyr's gen_relocate_app.py only relocates sections named .text.*"},
+		{LayoutLD, true, ReasonBoot, "reachable from Reset_Handler"},
+	} {
+		t.Run(fmt.Sprintf("%s boot=%v", tc.layout, tc.bootCallsMemcpy), func(t *testing.T) {
+			plan, err := Build(input(tc.bootCallsMemcpy), Options{Budget: -1, Layout: tc.layout, CurveBudgets: []uint32{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var x *Exclusion
+			for k := range plan.Excluded {
+				if plan.Excluded[k].Symbol == "memcpy" {
+					x = &plan.Excluded[k]
+				}
+			}
+			switch {
+			case tc.reason == "" && (x != nil || len(plan.Entries) != 1 || plan.Entries[0].Section != ".text" || plan.Entries[0].Size != 308):
+				t.Errorf("memcpy not planned whole: entries %+v, exclusion %+v", plan.Entries, x)
+			case tc.reason != "" && (x == nil || x.Reason != tc.reason || !strings.HasPrefix(x.Detail, tc.detail) || len(plan.Entries) != 0):
+				t.Errorf("memcpy: exclusion %+v, entries %+v; want %s: %s", x, plan.Entries, tc.reason, tc.detail)
+			}
+		})
+	}
+	// One .text per object: two functions claiming the same one is an
+	// integrator's mistake (FromImage gives functions that share a
+	// section no Section), not two candidates.
+	in := input(false)
+	in.Funcs = append(in.Funcs, Func{Key: KeyFor("", "memmove"), Symbol: "memmove", Section: ".text", Object: "lib_a-memcpy.o",
+		Archive: "/newlib/libc_nano.a", Addr: flashBase + 512, Size: 8, Align: 4})
+	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "share input section .text") {
+		t.Errorf("two functions in one object's .text: %v", err)
 	}
 }
 

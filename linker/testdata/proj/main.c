@@ -5,6 +5,7 @@
 int ip_input(int x);
 int drv_poll(int x);
 int fast(int x);
+int plain_mix(int x);
 
 __attribute__((noinline)) int foo(int x) { return x * 3 + 1; }
 __attribute__((noinline)) int foobar(int x) { return foo(x) + 2; }
@@ -25,7 +26,7 @@ __attribute__((noinline, aligned(16))) int wide(int x) { return add3(x, x, 1) * 
 
 __attribute__((noinline)) int hot(int x)
 {
-	return dup(x) + foobar(x) + ip_input(x) + drv_poll(x) + util_hot(x) + fast(x) + foo_table[x & 3];
+	return dup(x) + foobar(x) + ip_input(x) + drv_poll(x) + util_hot(x) + fast(x) + foo_table[x & 3] + plain_mix(x);
 }
 
 __attribute__((noinline)) int warm(int x) { return hot(x) + foo_clone(x) + star(x) + not_star(x) + odd(x) + wide(x); }
