@@ -30,7 +30,8 @@ func ReadZephyrDTS(r io.Reader) (*Board, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Board{Name: "zephyr", BootCritical: append([]string(nil), zephyrBootCritical...)}
+	b := &Board{Name: "zephyr", BootCritical: append([]string(nil), zephyrBootCritical...),
+		BootCopy: append([]string(nil), zephyrBootCopy...)}
 	if model, ok := tree.root.stringProp("model"); ok {
 		b.Name = model
 	}

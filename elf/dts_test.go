@@ -69,6 +69,11 @@ func TestReadZephyrDTS(t *testing.T) {
 		if !reflect.DeepEqual(b.BootCritical, builtin.BootCritical) {
 			t.Errorf("%s: boot-critical %v", path, b.BootCritical)
 		}
+		// Without the copy routines the boot closure would run on past
+		// arch_data_copy into z_cstart and pin the whole kernel in flash.
+		if !reflect.DeepEqual(b.BootCopy, builtin.BootCopy) {
+			t.Errorf("%s: boot copy %v, want %v", path, b.BootCopy, builtin.BootCopy)
+		}
 	}
 }
 
