@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/tcmprof/tcmprof/internal/atomicfile"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
 )
@@ -143,7 +143,7 @@ func runPlan(s Streams, o *planOptions, capture string) error {
 	}
 	if o.svg != "" {
 		title := fmt.Sprintf("ITCM benefit curve, build-id %s", plan.BuildID)
-		if err := writeAtomic(o.svg, func(w io.Writer) error { return place.RenderCurveSVG(w, plan.Curve, title) }); err != nil {
+		if err := atomicfile.Write(o.svg, func(w io.Writer) error { return place.RenderCurveSVG(w, plan.Curve, title) }); err != nil {
 			return err
 		}
 	}
@@ -198,7 +198,7 @@ func confPath(out, format string) []string {
 
 func writePlan(path, format string, p *place.Plan) ([]linker.Skip, error) {
 	var skipped []linker.Skip
-	err := writeAtomic(path, func(w io.Writer) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
 		var err error
 		switch format {
 		case formatJSON:
@@ -216,7 +216,7 @@ func writePlan(path, format string, p *place.Plan) ([]linker.Skip, error) {
 		return nil, err
 	}
 	for _, conf := range confPath(path, format) {
-		if err := writeAtomic(conf, func(w io.Writer) error {
+		if err := atomicfile.Write(conf, func(w io.Writer) error {
 			_, err := io.WriteString(w, linker.ZephyrKconfig)
 			return err
 		}); err != nil {
@@ -287,30 +287,4 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is more than 4 GiB", s)
 	}
 	return n * mult, nil
-}
-
-// writeAtomic writes a file the user keeps: to a temporary file in the
-// same directory, renamed over path only when write succeeded, so a failed
-// run never leaves a half-written plan behind.
-func writeAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the temporary name means nothing to the user
-		}
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename this fails harmlessly
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // CreateTemp makes it private
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

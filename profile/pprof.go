@@ -9,6 +9,7 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/internal/atomicfile"
 	"github.com/tcmprof/tcmprof/sample"
 )
 
@@ -179,26 +180,7 @@ func (b *builder) function(name, system, file string) *pprof.Function {
 // WriteFile writes p gzipped to path atomically: a reader never sees a
 // half-written profile, and a failed write leaves an old file in place.
 func WriteFile(path string, p *pprof.Profile) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if err := p.Write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // CreateTemp makes it private
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, p.Write)
 }
 
 // ReadFile reads a pprof profile (gzipped or not).

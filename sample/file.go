@@ -11,10 +11,11 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tcmprof/tcmprof/internal/atomicfile"
 )
 
 // Capture file format version (docs/capture-format.md). A reader refuses a
@@ -252,37 +253,10 @@ func parseVersion(s string) (major, minor int, ok bool) {
 	return major, minor, err1 == nil && err2 == nil && major >= 0 && minor >= 0
 }
 
-// WriteFile writes c to path atomically: a temporary file in the same
-// directory is written, synced and renamed over path, so path is either
+// WriteFile writes c to path atomically (see atomicfile): path is either
 // the old file or the whole new one, never a part.
-func WriteFile(path string, c *Capture) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = c.Write(tmp); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if dir, derr := os.Open(filepath.Dir(path)); derr == nil {
-		dir.Sync() // make the rename durable; not every file system supports it
-		dir.Close()
-	}
-	return nil
+func WriteFile(path string, c *Capture) error {
+	return atomicfile.Write(path, c.Write)
 }
 
 // ReadFile reads the capture file at path.
