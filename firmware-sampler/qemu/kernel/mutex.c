@@ -12,8 +12,9 @@ void k_mutex_init(struct k_mutex *m)
 	m->lock_count = 0;
 }
 
-static bool mutex_try_take(struct k_mutex *m)
+static bool mutex_try_take(void *obj)
 {
+	struct k_mutex *m = obj;
 	if (m->lock_count == 0 || m->owner == _current) {
 		m->owner = _current;
 		m->lock_count++;
@@ -24,20 +25,7 @@ static bool mutex_try_take(struct k_mutex *m)
 
 int k_mutex_lock(struct k_mutex *m, uint32_t timeout_ms)
 {
-	uint32_t deadline = k_uptime_ticks() + timeout_ms;
-	for (;;) {
-		uint32_t key = irq_lock();
-		bool taken = mutex_try_take(m);
-		irq_unlock(key);
-		if (taken) {
-			return 0;
-		}
-		if (timeout_ms == K_NO_WAIT ||
-		    (timeout_ms != K_FOREVER && (int32_t)(k_uptime_ticks() - deadline) >= 0)) {
-			return -1;
-		}
-		z_pend_current(m, timeout_ms == K_FOREVER ? K_FOREVER : deadline - k_uptime_ticks());
-	}
+	return z_take_or_pend(m, mutex_try_take, timeout_ms);
 }
 
 int k_mutex_unlock(struct k_mutex *m)

@@ -18,25 +18,19 @@ void k_sem_give(struct k_sem *s)
 	z_ready_waiters(s);
 }
 
+static bool sem_try_take(void *obj)
+{
+	struct k_sem *s = obj;
+	if (s->count > 0) {
+		s->count--;
+		return true;
+	}
+	return false;
+}
+
 int k_sem_take(struct k_sem *s, uint32_t timeout_ms)
 {
-	uint32_t deadline = k_uptime_ticks() + timeout_ms;
-	for (;;) {
-		uint32_t key = irq_lock();
-		bool taken = s->count > 0;
-		if (taken) {
-			s->count--;
-		}
-		irq_unlock(key);
-		if (taken) {
-			return 0;
-		}
-		if (timeout_ms == K_NO_WAIT ||
-		    (timeout_ms != K_FOREVER && (int32_t)(k_uptime_ticks() - deadline) >= 0)) {
-			return -1;
-		}
-		z_pend_current(s, timeout_ms == K_FOREVER ? K_FOREVER : deadline - k_uptime_ticks());
-	}
+	return z_take_or_pend(s, sem_try_take, timeout_ms);
 }
 
 void k_fifo_init(struct k_fifo *f)

@@ -109,6 +109,24 @@ void z_pend_current(const void *obj, uint32_t timeout_ms)
 	k_yield();
 }
 
+int z_take_or_pend(void *obj, bool (*try_take)(void *obj), uint32_t timeout_ms)
+{
+	uint32_t deadline = k_uptime_ticks() + timeout_ms;
+	for (;;) {
+		uint32_t key = irq_lock();
+		bool taken = try_take(obj);
+		irq_unlock(key);
+		if (taken) {
+			return 0;
+		}
+		if (timeout_ms == K_NO_WAIT ||
+		    (timeout_ms != K_FOREVER && (int32_t)(k_uptime_ticks() - deadline) >= 0)) {
+			return -1;
+		}
+		z_pend_current(obj, timeout_ms == K_FOREVER ? K_FOREVER : deadline - k_uptime_ticks());
+	}
+}
+
 void z_ready_waiters(const void *obj)
 {
 	uint32_t key = irq_lock();
