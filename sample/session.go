@@ -148,6 +148,22 @@ func (s *Session) Stats() DecodeStats {
 	return st
 }
 
+// queue hands log lines to OnLog at once and keeps the other events for
+// next. Lines go out as they are decoded, not when a frame after them is
+// read: the last lines of a run (counted in the decoder's stats) would
+// otherwise never be shown once the run has its last frame.
+func (s *Session) queue(evs []Event) {
+	for _, ev := range evs {
+		if ev.Log != "" {
+			if s.OnLog != nil {
+				s.OnLog(ev.Log)
+			}
+			continue
+		}
+		s.pending = append(s.pending, ev)
+	}
+}
+
 // next returns the next frame, waiting until deadline. DATA and THREADS
 // frames are also collected into the current run, whoever waits.
 func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
@@ -156,10 +172,6 @@ func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
 			ev := s.pending[0]
 			s.pending = s.pending[1:]
 			switch {
-			case ev.Log != "":
-				if s.OnLog != nil {
-					s.OnLog(ev.Log)
-				}
 			case ev.Err != nil:
 				if errors.Is(ev.Err, ErrNewerProtocol) {
 					return nil, ev.Err
@@ -177,7 +189,7 @@ func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
 		if !s.flushed && s.timeouts.LogFlush > 0 {
 			flushAt := s.lastData.Add(s.timeouts.LogFlush)
 			if !now.Before(flushAt) {
-				s.pending = append(s.pending, s.dec.Idle()...)
+				s.queue(s.dec.Idle())
 				s.flushed = true
 				continue
 			}
@@ -194,7 +206,7 @@ func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
 				return nil, &DisconnectError{s.readErr}
 			}
 			s.lastData, s.flushed = time.Now(), false
-			s.pending = append(s.pending, s.dec.Feed(c)...)
+			s.queue(s.dec.Feed(c))
 		case <-timer.C:
 		}
 	}
