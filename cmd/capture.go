@@ -38,17 +38,17 @@ type captureOptions struct {
 	timeout  time.Duration
 	retries  int
 
+	// request is what START asks for, from the flags (set by validate).
+	request sample.Start
 	// interrupt is closed to end sampling early, as SIGINT does; tests set it.
 	interrupt <-chan struct{}
 }
-
-func init() { register(newCaptureCmd) }
 
 // probeTimeout bounds the STATUS probe --port auto sends to each of several
 // ports with the sampler's USB ids; the sampler answers in milliseconds.
 const probeTimeout = 300 * time.Millisecond
 
-func newCaptureCmd(s Streams) *cobra.Command {
+func newCaptureCmd(s Streams, runF func(*captureOptions, Streams) error) *cobra.Command {
 	o := &captureOptions{}
 	c := &cobra.Command{
 		Use:   "capture -o FILE.tcmcap [--port auto|PATH] [flags]",
@@ -80,7 +80,7 @@ the ids), each gets one STATUS command and the one that answers is used.`,
   tcmprof capture --port /dev/ttyACM0 --attach -o held.tcmcap
   tcmprof capture --port /dev/ttyACM0 --resume run.tcmcap`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return runCapture(o, s) },
+		RunE: func(c *cobra.Command, _ []string) error { return runCommand(o, s, runF, runCapture) },
 	}
 	f := c.Flags()
 	f.StringVar(&o.port, "port", "auto", `serial device of the sampler, or "auto" to find it by USB id`)
@@ -105,11 +105,13 @@ the ids), each gets one STATUS command and the one that answers is used.`,
 	return c
 }
 
-func (o *captureOptions) start() (sample.Start, error) {
+// validate checks the flags and sets the START request from them; with
+// --resume and no -o, the resumed file is written back.
+func (o *captureOptions) validate() error {
 	st := sample.Start{RateHz: o.rate, JitterPct: o.jitter, Count: o.samples}
 	var err error
 	if st.Fields, err = sample.ParseFields(o.fields); err != nil {
-		return st, fmt.Errorf("--fields: %v", err)
+		return fmt.Errorf("--fields: %w", err)
 	}
 	switch o.mode {
 	case "snapshot":
@@ -117,36 +119,34 @@ func (o *captureOptions) start() (sample.Start, error) {
 	case "stream":
 		st.Mode = sample.ModeStream
 	default:
-		return st, fmt.Errorf("--mode %q: want snapshot or stream", o.mode)
+		return fmt.Errorf("--mode %q: want snapshot or stream", o.mode)
 	}
 	if o.duration < 0 || o.duration.Milliseconds() > 1<<32-1 {
-		return st, fmt.Errorf("--duration %v is out of range", o.duration)
+		return fmt.Errorf("--duration %v is out of range", o.duration)
 	}
 	st.DurationMS = uint32(o.duration.Milliseconds())
-	return st, nil
-}
-
-func runCapture(o *captureOptions, s Streams) error {
-	st, err := o.start()
-	if err != nil {
-		return err
-	}
-	var previous *sample.Capture
+	o.request = st
 	switch {
 	case o.attach && o.resume != "":
 		return errors.New("--attach and --resume exclude each other")
-	case o.resume != "":
-		if previous, err = sample.ReadFile(o.resume); err != nil {
-			return err
-		}
-		if o.out == "" {
-			o.out = o.resume
-		}
+	case o.resume != "" && o.out == "":
+		o.out = o.resume
 	case o.out == "":
 		return errors.New("no output file: pass -o FILE.tcmcap")
 	}
 	if o.timeout <= 0 || o.retries < 0 {
 		return errors.New("--timeout must be positive and --retries not negative")
+	}
+	return nil
+}
+
+func runCapture(o *captureOptions, s Streams) error {
+	var previous *sample.Capture
+	if o.resume != "" {
+		var err error
+		if previous, err = sample.ReadFile(o.resume); err != nil {
+			return err
+		}
 	}
 	// Find out now, not after the drain, that the file cannot be written.
 	if err := checkWritableDir(o.out); err != nil {
@@ -203,10 +203,10 @@ func runCapture(o *captureOptions, s Streams) error {
 		c, err = sess.Resume(ctx, previous)
 	case o.attach:
 		c, err = sess.Attach(ctx, stop)
-	case st.Mode == sample.ModeStream:
-		c, err = sess.Stream(ctx, st, o.duration, stop)
+	case o.request.Mode == sample.ModeStream:
+		c, err = sess.Stream(ctx, o.request, o.duration, stop)
 	default:
-		c, err = sess.Snapshot(ctx, st, 0, stop)
+		c, err = sess.Snapshot(ctx, o.request, 0, stop)
 	}
 	ui.finish()
 	if c == nil {

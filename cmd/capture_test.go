@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -202,9 +201,6 @@ func TestCaptureFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"capture", "--port", "/dev/null"}, "no output file"},
-		{[]string{"capture", "--mode", "burst", "-o", "x"}, `--mode "burst"`},
-		{[]string{"capture", "--fields", "pc,sp", "-o", "x"}, `unknown field "sp"`},
-		{[]string{"capture", "--attach", "--resume", "x", "-o", "x"}, "exclude each other"},
 		{[]string{"capture", "--resume", filepath.Join(dir, "none.tcmcap")}, "no such file"},
 		{[]string{"capture", "--port", filepath.Join(dir, "nope"), "-o", filepath.Join(dir, "x.tcmcap")}, "opening"},
 		{[]string{"capture", "--port", "/dev/null", "-o", filepath.Join(dir, "no", "such", "dir", "x.tcmcap")}, "cannot write"},
@@ -225,33 +221,6 @@ func TestCaptureFlagErrors(t *testing.T) {
 	if code, _, stderr := tcmprof("info", bad); code == 0 || !strings.Contains(stderr, "truncated") {
 		t.Errorf("info on a truncated file: exit %d %q", code, stderr)
 	}
-}
-
-// helperEnv makes the test binary run tcmprof (cmd.Main) with the
-// arguments in it, so a test can signal or kill a real capture process.
-const helperEnv = "TCMPROF_TEST_MAIN_ARGS"
-
-// TestCaptureHelperProcess is not a test: startTcmprof runs it in a child.
-func TestCaptureHelperProcess(t *testing.T) {
-	if args := os.Getenv(helperEnv); args != "" {
-		os.Exit(Main(StdStreams(), strings.Split(args, "\x1f")))
-	}
-}
-
-func startTcmprof(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := exec.Command(exe, "-test.run=^TestCaptureHelperProcess$")
-	c.Env = append(os.Environ(), helperEnv+"="+strings.Join(args, "\x1f"))
-	var stderr bytes.Buffer
-	c.Stderr = &stderr
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return c, &stderr
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

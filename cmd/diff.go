@@ -10,6 +10,7 @@ import (
 )
 
 type diffOptions struct {
+	before, after                     string // the two inputs
 	input                             inputOptions
 	afterELF, afterBuildDir, afterMap string
 	out                               string
@@ -17,9 +18,7 @@ type diffOptions struct {
 	top                               int
 }
 
-func init() { register(newDiffCmd) }
-
-func newDiffCmd(s Streams) *cobra.Command {
+func newDiffCmd(s Streams, runF func(*diffOptions, Streams) error) *cobra.Command {
 	o := &diffOptions{}
 	c := &cobra.Command{
 		Use:   "diff BEFORE AFTER",
@@ -37,7 +36,10 @@ profiles written by "tcmprof profile".
   tcmprof diff before.pb.gz after.pb.gz -o base.pb.gz
   go tool pprof -top -diff_base base.pb.gz after.pb.gz`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(c *cobra.Command, args []string) error { return runDiff(s, o, args[0], args[1]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.before, o.after = args[0], args[1]
+			return runCommand(o, s, runF, runDiff)
+		},
 	}
 	o.input.addFlags(c)
 	c.Flags().StringVar(&o.afterELF, "after-elf", "", "ELF of the AFTER capture (default: --elf)")
@@ -48,6 +50,8 @@ profiles written by "tcmprof profile".
 	c.Flags().IntVar(&o.top, "top", 30, "function changes to list (0 = all)")
 	return c
 }
+
+func (o *diffOptions) validate() error { return checkTop(o.top) }
 
 // side is one input of a diff, analysed, with its profile.
 type side struct {
@@ -82,7 +86,7 @@ func (o *inputOptions) side(s Streams, path string) (side, error) {
 	return side{sym.Analyze(), p}, nil
 }
 
-func runDiff(s Streams, o *diffOptions, beforePath, afterPath string) error {
+func runDiff(o *diffOptions, s Streams) error {
 	after := o.input
 	if o.afterELF != "" || o.afterBuildDir != "" {
 		after.elfPath, after.buildDir, after.mapPath, after.dtsPath = o.afterELF, o.afterBuildDir, "", ""
@@ -90,11 +94,11 @@ func runDiff(s Streams, o *diffOptions, beforePath, afterPath string) error {
 	if o.afterMap != "" {
 		after.mapPath = o.afterMap
 	}
-	b, err := o.input.side(s, beforePath)
+	b, err := o.input.side(s, o.before)
 	if err != nil {
 		return err
 	}
-	a, err := after.side(s, afterPath)
+	a, err := after.side(s, o.after)
 	if err != nil {
 		return err
 	}

@@ -14,12 +14,11 @@ import (
 )
 
 type infoOptions struct {
-	json bool
+	capture string
+	json    bool
 }
 
-func init() { register(newInfoCmd) }
-
-func newInfoCmd(s Streams) *cobra.Command {
+func newInfoCmd(s Streams, runF func(*infoOptions, Streams) error) *cobra.Command {
 	o := &infoOptions{}
 	c := &cobra.Command{
 		Use:   "info FILE.tcmcap [--json]",
@@ -31,7 +30,10 @@ arrived), the line's decode statistics and the host metadata.`,
 		Example: `  tcmprof info before.tcmcap
   tcmprof info --json before.tcmcap | jq .missing_records`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runInfo(o, s, args[0]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.capture = args[0]
+			return runCommand(o, s, runF, runInfo)
+		},
 	}
 	c.Flags().BoolVar(&o.json, "json", false, "print one JSON object")
 	return c
@@ -70,7 +72,8 @@ type threadInfo struct {
 	Name string `json:"name"`
 }
 
-func runInfo(o *infoOptions, s Streams, path string) error {
+func runInfo(o *infoOptions, s Streams) error {
+	path := o.capture
 	c, err := sample.ReadFile(path)
 	if err != nil {
 		return err

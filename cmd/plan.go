@@ -15,6 +15,7 @@ import (
 )
 
 type planOptions struct {
+	capture    string
 	input      inputOptions
 	budget     string
 	excludes   []string
@@ -22,6 +23,11 @@ type planOptions struct {
 	outputs    []string
 	svg        string
 	minSamples int
+
+	// Set by validate: the layout the formats need and the budget in
+	// bytes (-1: all the free ITCM).
+	layout      place.Layout
+	budgetBytes int64
 }
 
 // Plan output formats.
@@ -32,9 +38,7 @@ const (
 	formatJSON   = "json"
 )
 
-func init() { register(newPlanCmd) }
-
-func newPlanCmd(s Streams) *cobra.Command {
+func newPlanCmd(s Streams, runF func(*planOptions, Streams) error) *cobra.Command {
 	o := &planOptions{}
 	c := &cobra.Command{
 		Use:   "plan (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE [--budget SIZE] --format F -o FILE ...",
@@ -79,7 +83,10 @@ the default is all the ITCM the image leaves free.`,
   tcmprof plan --elf demo.elf --map demo.map --board qemu-demo run.tcmcap --format ld -o itcm.ld --format json -o plan.json
   tcmprof plan --build-dir build before.tcmcap --exclude 'z_impl_*' --exclude 'net_*.c' --format list -o plan.txt --svg curve.svg`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runPlan(s, o, args[0]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.capture = args[0]
+			return runCommand(o, s, runF, runPlan)
+		},
 	}
 	o.input.addFlags(c)
 	f := c.Flags()
@@ -92,27 +99,15 @@ the default is all the ITCM the image leaves free.`,
 	return c
 }
 
-func runPlan(s Streams, o *planOptions, capture string) error {
-	layout, err := o.check()
-	if err != nil {
-		return err
-	}
-	budget := int64(-1)
-	if o.budget != "" {
-		b, err := parseSize(o.budget)
-		if err != nil {
-			return fmt.Errorf("--budget: %w", err)
-		}
-		budget = b
-	}
-	in, sym, err := o.input.placeInput(s, capture)
+func runPlan(o *planOptions, s Streams) error {
+	in, sym, err := o.input.placeInput(s, o.capture)
 	if err != nil {
 		return err
 	}
 	if sym.Options.Map == nil {
 		return errors.New("plan needs the link map (input sections and objects): give --map or --build-dir")
 	}
-	plan, err := place.Build(in, place.Options{Budget: budget, Excludes: o.excludes, MinSamples: o.minSamples, Layout: layout})
+	plan, err := place.Build(in, place.Options{Budget: o.budgetBytes, Excludes: o.excludes, MinSamples: o.minSamples, Layout: o.layout})
 	if err != nil {
 		return err
 	}
@@ -150,16 +145,25 @@ func runPlan(s Streams, o *planOptions, capture string) error {
 	return writePlanSummary(s.Out, plan)
 }
 
-// check validates the format/output pairs and returns the layout they need.
-func (o *planOptions) check() (place.Layout, error) {
+// validate checks the format/output pairs and sets the layout they need
+// and the budget.
+func (o *planOptions) validate() error {
 	if len(o.formats) == 0 {
-		return "", errors.New("give at least one --format with its -o FILE")
+		return errors.New("give at least one --format with its -o FILE")
 	}
 	if len(o.formats) != len(o.outputs) {
-		return "", fmt.Errorf("%d --format but %d -o: give them in pairs", len(o.formats), len(o.outputs))
+		return fmt.Errorf("%d --format but %d -o: give them in pairs", len(o.formats), len(o.outputs))
 	}
-	if o.minSamples < 1 {
-		return "", errors.New("--min-samples must be at least 1")
+	if err := checkMinSamples(o.minSamples); err != nil {
+		return err
+	}
+	o.budgetBytes = -1
+	if o.budget != "" {
+		b, err := parseSize(o.budget)
+		if err != nil {
+			return fmt.Errorf("--budget: %w", err)
+		}
+		o.budgetBytes = b
 	}
 	var layout place.Layout
 	seen := make(map[string]bool)
@@ -168,16 +172,16 @@ func (o *planOptions) check() (place.Layout, error) {
 		case formatZephyr, formatLD:
 			l := place.Layout(f)
 			if layout != "" && layout != l {
-				return "", errors.New("--format ld and zephyr lay the functions out in different orders, so their padding differs: make one plan for each")
+				return errors.New("--format ld and zephyr lay the functions out in different orders, so their padding differs: make one plan for each")
 			}
 			layout = l
 		case formatList, formatJSON:
 		default:
-			return "", fmt.Errorf("unknown --format %q (zephyr, ld, list or json)", f)
+			return fmt.Errorf("unknown --format %q (zephyr, ld, list or json)", f)
 		}
 		for _, out := range append([]string{o.outputs[i]}, confPath(o.outputs[i], f)...) {
 			if seen[out] {
-				return "", fmt.Errorf("-o %s given twice", out)
+				return fmt.Errorf("-o %s given twice", out)
 			}
 			seen[out] = true
 		}
@@ -185,7 +189,8 @@ func (o *planOptions) check() (place.Layout, error) {
 	if layout == "" {
 		layout = place.LayoutLD
 	}
-	return layout, nil
+	o.layout = layout
+	return nil
 }
 
 // confPath is the Kconfig fragment written beside a zephyr output.

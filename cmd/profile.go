@@ -17,13 +17,12 @@ import (
 )
 
 type profileOptions struct {
-	input inputOptions
-	out   string
+	capture string
+	input   inputOptions
+	out     string
 }
 
-func init() { register(newProfileCmd) }
-
-func newProfileCmd(s Streams) *cobra.Command {
+func newProfileCmd(s Streams, runF func(*profileOptions, Streams) error) *cobra.Command {
 	o := &profileOptions{}
 	c := &cobra.Command{
 		Use:   "profile (--elf FILE | --build-dir DIR) CAPTURE -o OUT.pb.gz",
@@ -39,7 +38,10 @@ result with "go tool pprof" or "tcmprof view".`,
   tcmprof profile --elf zephyr.elf --map zephyr.map --board teensy41 run.tcmcap -o run.pb.gz
   go tool pprof -top -tagfocus=state=busy before.pb.gz`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runProfile(s, o, args[0]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.capture = args[0]
+			return runCommand(o, s, runF, runProfile)
+		},
 	}
 	o.input.addFlags(c)
 	c.Flags().StringVarP(&o.out, "output", "o", "", "profile to write (gzipped protobuf)")
@@ -47,8 +49,8 @@ result with "go tool pprof" or "tcmprof view".`,
 	return c
 }
 
-func runProfile(s Streams, o *profileOptions, capture string) error {
-	sym, err := o.input.symbolize(s.Err, capture, nil)
+func runProfile(o *profileOptions, s Streams) error {
+	sym, err := o.input.symbolize(s.Err, o.capture, nil)
 	if err != nil {
 		return err
 	}

@@ -39,19 +39,6 @@ func newProfileFixture(t *testing.T) profileFixture {
 	return profileFixture{fw, path}
 }
 
-// TestMain removes the test firmware profiletest builds once per binary.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	profiletest.Cleanup()
-	os.Exit(code)
-}
-
-func tcmprof(args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	code = Main(Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, args)
-	return code, out.String(), errb.String()
-}
-
 func TestProfileReportDiffCommands(t *testing.T) {
 	fx := newProfileFixture(t)
 	dir := t.TempDir()
@@ -167,9 +154,9 @@ func TestViewServesACapture(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out syncBuffer
-	o := &viewOptions{addr: "127.0.0.1:0", noBrowser: true, input: inputOptions{elfPath: fx.fw.ELF}}
+	o := &viewOptions{path: fx.capture, ctx: ctx, addr: "127.0.0.1:0", noBrowser: true, input: inputOptions{elfPath: fx.fw.ELF}}
 	done := make(chan error, 1)
-	go func() { done <- runView(ctx, Streams{Out: &out, Err: io.Discard}, o, fx.capture) }()
+	go func() { done <- runView(o, Streams{Out: &out, Err: io.Discard}) }()
 	url := regexp.MustCompile(`http://\S+/ui/`)
 	deadline := time.Now().Add(10 * time.Second)
 	for url.FindString(out.String()) == "" {

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -12,15 +11,14 @@ import (
 )
 
 type rankOptions struct {
+	capture    string
 	input      inputOptions
 	json       bool
 	top        int
 	minSamples int
 }
 
-func init() { register(newRankCmd) }
-
-func newRankCmd(s Streams) *cobra.Command {
+func newRankCmd(s Streams, runF func(*rankOptions, Streams) error) *cobra.Command {
 	o := &rankOptions{}
 	c := &cobra.Command{
 		Use:   "rank (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE",
@@ -36,7 +34,10 @@ Samples are classified busy or idle exactly as by "tcmprof report".`,
   tcmprof rank --elf zephyr.elf --map zephyr.map before.tcmcap --top 20
   tcmprof rank --build-dir build before.tcmcap --json > rank.json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runRank(s, o, args[0]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.capture = args[0]
+			return runCommand(o, s, runF, runRank)
+		},
 	}
 	o.input.addFlags(c)
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON instead of a table")
@@ -45,14 +46,15 @@ Samples are classified busy or idle exactly as by "tcmprof report".`,
 	return c
 }
 
-func runRank(s Streams, o *rankOptions, capture string) error {
-	if o.top < 0 {
-		return errors.New("--top must be 0 (all) or more")
+func (o *rankOptions) validate() error {
+	if err := checkTop(o.top); err != nil {
+		return err
 	}
-	if o.minSamples < 1 {
-		return errors.New("--min-samples must be at least 1")
-	}
-	in, _, err := o.input.placeInput(s, capture)
+	return checkMinSamples(o.minSamples)
+}
+
+func runRank(o *rankOptions, s Streams) error {
+	in, _, err := o.input.placeInput(s, o.capture)
 	if err != nil {
 		return err
 	}

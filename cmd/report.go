@@ -6,10 +6,11 @@ import (
 )
 
 type reportOptions struct {
-	input  inputOptions
-	json   bool
-	top    int
-	icache cacheFlags
+	capture string
+	input   inputOptions
+	json    bool
+	top     int
+	icache  cacheFlags
 }
 
 // cacheFlags override the board's I-cache geometry.
@@ -40,9 +41,7 @@ func (f *cacheFlags) apply(opts *profile.Options) error {
 	return nil
 }
 
-func init() { register(newReportCmd) }
-
-func newReportCmd(s Streams) *cobra.Command {
+func newReportCmd(s Streams, runF func(*reportOptions, Streams) error) *cobra.Command {
 	o := &reportOptions{}
 	c := &cobra.Command{
 		Use:   "report (--elf FILE | --build-dir DIR) CAPTURE",
@@ -56,7 +55,10 @@ cache size, and sets that hold more lines than ways).`,
   tcmprof report --elf zephyr.elf --map zephyr.map before.tcmcap --top 20
   tcmprof report --build-dir build before.tcmcap --json > before.json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runReport(s, o, args[0]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.capture = args[0]
+			return runCommand(o, s, runF, runReport)
+		},
 	}
 	o.input.addFlags(c)
 	o.icache.add(c)
@@ -65,21 +67,16 @@ cache size, and sets that hold more lines than ways).`,
 	return c
 }
 
-func runReport(s Streams, o *reportOptions, capture string) error {
-	a, err := o.analyze(s, capture)
+func (o *reportOptions) validate() error { return checkTop(o.top) }
+
+func runReport(o *reportOptions, s Streams) error {
+	sym, err := o.input.symbolize(s.Err, o.capture, o.icache.apply)
 	if err != nil {
 		return err
 	}
+	a := sym.Analyze()
 	if o.json {
 		return profile.WriteJSON(s.Out, a)
 	}
 	return profile.WriteReport(s.Out, a, profile.ReportOptions{Top: o.top})
-}
-
-func (o *reportOptions) analyze(s Streams, capture string) (*profile.Analysis, error) {
-	sym, err := o.input.symbolize(s.Err, capture, o.icache.apply)
-	if err != nil {
-		return nil, err
-	}
-	return sym.Analyze(), nil
 }

@@ -1,6 +1,37 @@
-// Package cmd holds tcmprof's cobra commands. Each command is an options
-// struct plus a run function; flags are parsed here and the work is done by
-// the pipeline packages (sample, elf, place, linker).
+// Package cmd holds tcmprof's cobra commands: flags are parsed here and the
+// work is done by the pipeline packages (sample, elf, profile, place,
+// linker).
+//
+// Every command has one shape, GitHub CLI's NewCmdX(f, runF):
+//
+//	type fooOptions struct {
+//		capture string // positional arguments, set by RunE
+//		top     int    // flags, bound by newFooCmd
+//	}
+//
+//	func newFooCmd(s Streams, runF func(*fooOptions, Streams) error) *cobra.Command {
+//		o := &fooOptions{}
+//		c := &cobra.Command{
+//			Use:  "foo CAPTURE",
+//			Args: cobra.ExactArgs(1),
+//			RunE: func(c *cobra.Command, args []string) error {
+//				o.capture = args[0]
+//				return runCommand(o, s, runF, runFoo)
+//			},
+//		}
+//		c.Flags().IntVar(&o.top, "top", 30, "...")
+//		return c
+//	}
+//
+//	func runFoo(o *fooOptions, s Streams) error { ... }
+//
+// RunE only moves the positional arguments into the options; when the
+// options have a validate method (checks that need no file or device, such
+// as flags that exclude each other), runCommand calls it first. runFoo does
+// the work, with all I/O through s. runF is nil except in tests, which pass
+// one to get the parsed options without running anything: flag tests need
+// no firmware build and no device. NewRootCmd lists every command; adding a
+// command is its file plus one line there.
 package cmd
 
 import (
@@ -78,14 +109,47 @@ functions by samples per byte and plans what goes into ITCM.`,
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
-	for _, add := range subcommands {
-		root.AddCommand(add(s))
-	}
+	root.AddCommand(
+		newCaptureCmd(s, nil),
+		newInfoCmd(s, nil),
+		newSymbolizeCmd(s, nil),
+		newProfileCmd(s, nil),
+		newReportCmd(s, nil),
+		newViewCmd(s, nil),
+		newDiffCmd(s, nil),
+		newRankCmd(s, nil),
+		newPlanCmd(s, nil),
+		newVerifyCmd(s, nil),
+	)
 	return root
 }
 
-// subcommands is filled by each command's file in its init, so adding a
-// command touches only its own file.
-var subcommands []func(Streams) *cobra.Command
+// runCommand ends every command's RunE: it checks the options when they
+// have a validate method, then runs runF when a test gave one, else run.
+func runCommand[O any](o *O, s Streams, runF, run func(*O, Streams) error) error {
+	if v, ok := any(o).(interface{ validate() error }); ok {
+		if err := v.validate(); err != nil {
+			return err
+		}
+	}
+	if runF != nil {
+		return runF(o, s)
+	}
+	return run(o, s)
+}
 
-func register(f func(Streams) *cobra.Command) { subcommands = append(subcommands, f) }
+// checkTop checks a --top flag (rows to list).
+func checkTop(top int) error {
+	if top < 0 {
+		return errors.New("--top must be 0 (all) or more")
+	}
+	return nil
+}
+
+// checkMinSamples checks a --min-samples flag.
+func checkMinSamples(n int) error {
+	if n < 1 {
+		return errors.New("--min-samples must be at least 1")
+	}
+	return nil
+}

@@ -14,14 +14,13 @@ import (
 )
 
 type symbolizeOptions struct {
+	addrs      []uint32 // from the arguments; none: read standard input
 	elf        string
 	json       bool
 	noDemangle bool
 }
 
-func init() { register(newSymbolizeCmd) }
-
-func newSymbolizeCmd(s Streams) *cobra.Command {
+func newSymbolizeCmd(s Streams, runF func(*symbolizeOptions, Streams) error) *cobra.Command {
 	o := &symbolizeOptions{}
 	c := &cobra.Command{
 		Use:   "symbolize --elf FILE [--json] [--no-demangle] [ADDR...]",
@@ -34,7 +33,17 @@ in hex with or without 0x; the Thumb bit is ignored. --json prints one object
 per address per line instead.`,
 		Example: `  tcmprof symbolize --elf zephyr.elf 0x60001234 60001a3c
   tcmprof symbolize --elf zephyr.elf --json < pcs.txt`,
-		RunE: func(c *cobra.Command, args []string) error { return runSymbolize(o, s, args) },
+		RunE: func(c *cobra.Command, args []string) error {
+			// All are checked before any is answered.
+			o.addrs = make([]uint32, len(args))
+			for i, a := range args {
+				var err error
+				if o.addrs[i], err = parseAddr([]byte(a)); err != nil {
+					return err
+				}
+			}
+			return runCommand(o, s, runF, runSymbolize)
+		},
 	}
 	c.Flags().StringVar(&o.elf, "elf", "", "firmware ELF with symbols (and DWARF for file:line)")
 	c.Flags().BoolVar(&o.json, "json", false, `one JSON object per address: {"address","frames":[{"function","file","line"}]}`)
@@ -43,7 +52,7 @@ per address per line instead.`,
 	return c
 }
 
-func runSymbolize(o *symbolizeOptions, s Streams, args []string) error {
+func runSymbolize(o *symbolizeOptions, s Streams) error {
 	im, err := elf.Open(o.elf)
 	if err != nil {
 		return err
@@ -54,7 +63,7 @@ func runSymbolize(o *symbolizeOptions, s Streams, args []string) error {
 	out := bufio.NewWriterSize(s.Out, 64<<10)
 	p := &symbolPrinter{out: out, json: o.json, noDemangle: o.noDemangle,
 		answers: map[uint32][]byte{}, quoted: map[string][]byte{}}
-	err = symbolizeAll(im, p, s.In, args)
+	err = symbolizeAll(im, p, s.In, o.addrs)
 	// What was answered before a bad address is still printed.
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -62,15 +71,8 @@ func runSymbolize(o *symbolizeOptions, s Streams, args []string) error {
 	return err
 }
 
-func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, args []string) error {
-	if len(args) > 0 {
-		addrs := make([]uint32, len(args))
-		for i, a := range args { // all checked before any is answered
-			var err error
-			if addrs[i], err = parseAddr([]byte(a)); err != nil {
-				return err
-			}
-		}
+func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, addrs []uint32) error {
+	if len(addrs) > 0 {
 		for _, addr := range addrs {
 			p.answer(im, addr)
 		}

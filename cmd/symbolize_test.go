@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -35,12 +34,6 @@ func TestSymbolizeCmd(t *testing.T) {
 	t.Run("text matches llvm-symbolizer", func(t *testing.T) { testSymbolizeText(t, path) })
 	t.Run("json", func(t *testing.T) { testSymbolizeJSON(t, path) })
 	t.Run("bad input", func(t *testing.T) { testSymbolizeBadInput(t, path) })
-}
-
-func runMain(stdin string, args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	code = Main(Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb}, args)
-	return code, out.String(), errb.String()
 }
 
 // codeAddrs returns every halfword of the named functions.
@@ -86,7 +79,7 @@ func testSymbolizeText(t *testing.T, path string) {
 			fmt.Fprintf(&in, "%X\n", a|1) // no 0x, upper case, Thumb bit set
 		}
 	}
-	code, got, stderr := runMain(in.String(), "symbolize", "--elf", path)
+	code, got, stderr := tcmprofStdin(in.String(), "symbolize", "--elf", path)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -131,7 +124,7 @@ func testSymbolizeJSON(t *testing.T, path string) {
 		if !demangle {
 			a = append(append([]string{}, args[:4]...), append([]string{"--no-demangle"}, args[4:]...)...)
 		}
-		code, out, stderr := runMain("", a...)
+		code, out, stderr := tcmprof(a...)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -188,7 +181,7 @@ func testSymbolizeBadInput(t *testing.T, path string) {
 			if !tc.ownELF {
 				args = append([]string{"symbolize", "--elf", path}, tc.args...)
 			}
-			code, out, stderr := runMain(tc.stdin, args...)
+			code, out, stderr := tcmprofStdin(tc.stdin, args...)
 			if code == 0 {
 				t.Fatal("exit 0")
 			}

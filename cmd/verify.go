@@ -23,9 +23,7 @@ type verifyOptions struct {
 	plan  string
 }
 
-func init() { register(newVerifyCmd) }
-
-func newVerifyCmd(s Streams) *cobra.Command {
+func newVerifyCmd(s Streams, runF func(*verifyOptions, Streams) error) *cobra.Command {
 	o := &verifyOptions{}
 	c := &cobra.Command{
 		Use:   "verify (--elf NEW.elf | --build-dir DIR) [--map NEW.map] --plan plan.json",
@@ -42,7 +40,7 @@ violation is listed, one per line, on stdout), 1 when it could not be checked.`,
 		Example: `  tcmprof verify --build-dir build --plan plan.json
   tcmprof verify --elf build-itcm/demo.elf --plan plan.json`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return runVerify(s, o) },
+		RunE: func(c *cobra.Command, _ []string) error { return runCommand(o, s, runF, runVerify) },
 	}
 	f := c.Flags()
 	f.StringVar(&o.input.elfPath, "elf", "", "the rebuilt firmware ELF")
@@ -53,7 +51,7 @@ violation is listed, one per line, on stdout), 1 when it could not be checked.`,
 	return c
 }
 
-func runVerify(s Streams, o *verifyOptions) error {
+func runVerify(o *verifyOptions, s Streams) error {
 	plan, err := readPlan(o.plan)
 	if err != nil {
 		return err

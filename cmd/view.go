@@ -11,14 +11,15 @@ import (
 )
 
 type viewOptions struct {
+	path      string // a profile or a capture
 	input     inputOptions
 	addr      string
 	noBrowser bool
+	// ctx ends the server; RunE cancels it on SIGINT.
+	ctx context.Context
 }
 
-func init() { register(newViewCmd) }
-
-func newViewCmd(s Streams) *cobra.Command {
+func newViewCmd(s Streams, runF func(*viewOptions, Streams) error) *cobra.Command {
 	o := &viewOptions{}
 	c := &cobra.Command{
 		Use:   "view PROFILE.pb.gz | CAPTURE",
@@ -33,7 +34,8 @@ the profile to $HOME/pprof. It runs until interrupted (Ctrl-C).`,
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt)
 			defer stop()
-			return runView(ctx, s, o, args[0])
+			o.path, o.ctx = args[0], ctx
+			return runCommand(o, s, runF, runView)
 		},
 	}
 	c.Flags().StringVar(&o.addr, "http", "localhost:0", "address to serve on (host:port; port 0 picks a free one)")
@@ -42,15 +44,15 @@ the profile to $HOME/pprof. It runs until interrupted (Ctrl-C).`,
 	return c
 }
 
-func runView(ctx context.Context, s Streams, o *viewOptions, path string) error {
-	p, err := o.input.loadProfile(s, path)
+func runView(o *viewOptions, s Streams) error {
+	p, err := o.input.loadProfile(s, o.path)
 	if err != nil {
 		return err
 	}
-	return profile.Serve(ctx, p, profile.ViewOptions{
+	return profile.Serve(o.ctx, p, profile.ViewOptions{
 		Addr:    o.addr,
 		Browser: !o.noBrowser,
 		Log:     s.Err,
-		Ready:   func(url string) { fmt.Fprintf(s.Out, "tcmprof: serving %s on %s\n", path, url) },
+		Ready:   func(url string) { fmt.Fprintf(s.Out, "tcmprof: serving %s on %s\n", o.path, url) },
 	})
 }

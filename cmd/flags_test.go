@@ -1,0 +1,144 @@
+package cmd
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// The flag tests run each command with a runF that keeps its options: what
+// the command line parses and validates to, with no firmware, capture or
+// device behind it.
+
+func TestCaptureFlags(t *testing.T) {
+	o, err := parseFlags(newCaptureCmd, "--port", "/dev/ttyACM0", "--rate", "20000", "--jitter", "10",
+		"--fields", "pc,lr,ctx", "--mode", "stream", "--samples", "5000", "--duration", "2s", "-o", "run.tcmcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sample.Start{Mode: sample.ModeStream, Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread,
+		RateHz: 20000, JitterPct: 10, Count: 5000, DurationMS: 2000}
+	if o.request != want || o.port != "/dev/ttyACM0" || o.out != "run.tcmcap" || o.duration != 2*time.Second {
+		t.Errorf("request %+v, port %q, out %q; want %+v", o.request, o.port, o.out, want)
+	}
+	// The defaults: a snapshot of PCs from the port found by USB id.
+	o, err = parseFlags(newCaptureCmd, "-o", "x.tcmcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.request != (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC}) || o.port != "auto" ||
+		o.match.VID != sample.DefaultVID || o.timeout != sample.DefaultTimeouts().Reply {
+		t.Errorf("defaults: %+v", o)
+	}
+	// --resume without -o writes the resumed file back.
+	if o, err := parseFlags(newCaptureCmd, "--resume", "held.tcmcap"); err != nil || o.out != "held.tcmcap" {
+		t.Errorf("--resume alone: %+v, %v", o, err)
+	}
+	flagErrors(t, newCaptureCmd, []flagError{
+		{[]string{"--port", "/dev/null"}, "no output file"},
+		{[]string{"--mode", "burst", "-o", "x"}, `--mode "burst"`},
+		{[]string{"--fields", "pc,sp", "-o", "x"}, `unknown field "sp"`},
+		{[]string{"--attach", "--resume", "x", "-o", "x"}, "exclude each other"},
+		{[]string{"--duration", "-1s", "-o", "x"}, "out of range"},
+		{[]string{"--timeout", "0s", "-o", "x"}, "--timeout must be positive"},
+		{[]string{"--retries", "-1", "-o", "x"}, "--retries not negative"},
+		{[]string{"-o", "x", "extra"}, "unknown command"},
+	})
+}
+
+func TestPlanFlags(t *testing.T) {
+	o, err := parseFlags(newPlanCmd, "--build-dir", "build", "run.tcmcap", "--budget", "32K", "--exclude", "z_impl_*",
+		"--exclude", "net_*.c", "--format", "zephyr", "-o", "itcm.cmake", "--format", "json", "-o", "plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.capture != "run.tcmcap" || o.input.buildDir != "build" || o.budgetBytes != 32<<10 || o.layout != place.LayoutZephyr ||
+		!reflect.DeepEqual(o.formats, []string{"zephyr", "json"}) || !reflect.DeepEqual(o.outputs, []string{"itcm.cmake", "plan.json"}) ||
+		!reflect.DeepEqual(o.excludes, []string{"z_impl_*", "net_*.c"}) || o.minSamples != place.DefaultMinSamples {
+		t.Errorf("%+v", o)
+	}
+	// No budget is all the free ITCM; json alone lays out as ld does.
+	if o, err := parseFlags(newPlanCmd, "c.tcmcap", "--format", "json", "-o", "p.json"); err != nil || o.budgetBytes != -1 || o.layout != place.LayoutLD {
+		t.Errorf("defaults: %+v, %v", o, err)
+	}
+	flagErrors(t, newPlanCmd, []flagError{
+		{[]string{"c"}, "give at least one --format"},
+		{[]string{"c", "--format", "json", "--format", "ld", "-o", "a"}, "2 --format but 1 -o"},
+		{[]string{"c", "--format", "yaml", "-o", "a"}, `unknown --format "yaml"`},
+		{[]string{"c", "--format", "ld", "-o", "a", "--format", "zephyr", "-o", "b.cmake"}, "make one plan for each"},
+		{[]string{"c", "--format", "json", "-o", "a", "--format", "list", "-o", "a"}, "given twice"},
+		{[]string{"c", "--format", "zephyr", "-o", "a.cmake", "--format", "list", "-o", "a.conf"}, "given twice"},
+		{[]string{"c", "--budget", "12Q", "--format", "json", "-o", "a"}, "--budget"},
+		{[]string{"c", "--budget", "-4", "--format", "json", "-o", "a"}, "--budget"},
+		{[]string{"c", "--min-samples", "0", "--format", "json", "-o", "a"}, "--min-samples must be"},
+		{[]string{"--format", "json", "-o", "a"}, "accepts 1 arg"},
+	})
+}
+
+func TestListingFlags(t *testing.T) {
+	if o, err := parseFlags(newRankCmd, "--elf", "fw.elf", "c.tcmcap", "--top", "5", "--json"); err != nil ||
+		o.capture != "c.tcmcap" || o.input.elfPath != "fw.elf" || o.top != 5 || !o.json || o.minSamples != place.DefaultMinSamples {
+		t.Errorf("rank: %+v, %v", o, err)
+	}
+	if o, err := parseFlags(newReportCmd, "--elf", "fw.elf", "c.tcmcap", "--icache-size", "16384", "--idle-func", "spin_*",
+		"--no-default-idle"); err != nil || o.icache.size != 16384 || !reflect.DeepEqual(o.input.idleFuncs, []string{"spin_*"}) || !o.input.noDefaultIdle {
+		t.Errorf("report: %+v, %v", o, err)
+	}
+	if o, err := parseFlags(newDiffCmd, "--build-dir", "b", "--after-build-dir", "a", "before.tcmcap", "after.tcmcap", "-o", "base.pb.gz"); err != nil ||
+		o.before != "before.tcmcap" || o.after != "after.tcmcap" || o.afterBuildDir != "a" || o.out != "base.pb.gz" || o.top != 30 {
+		t.Errorf("diff: %+v, %v", o, err)
+	}
+	if o, err := parseFlags(newSymbolizeCmd, "--elf", "fw.elf", "0x60001234", "60001A3D"); err != nil ||
+		!reflect.DeepEqual(o.addrs, []uint32{0x60001234, 0x60001a3d}) {
+		t.Errorf("symbolize: %+v, %v", o, err)
+	}
+	if o, err := parseFlags(newViewCmd, "p.pb.gz", "--http", ":8080", "--no-browser"); err != nil ||
+		o.path != "p.pb.gz" || o.addr != ":8080" || !o.noBrowser || o.ctx == nil {
+		t.Errorf("view: %+v, %v", o, err)
+	}
+	if o, err := parseFlags(newVerifyCmd, "--build-dir", "b", "--plan", "p.json"); err != nil || o.input.buildDir != "b" || o.plan != "p.json" {
+		t.Errorf("verify: %+v, %v", o, err)
+	}
+	if o, err := parseFlags(newInfoCmd, "c.tcmcap", "--json"); err != nil || o.capture != "c.tcmcap" || !o.json {
+		t.Errorf("info: %+v, %v", o, err)
+	}
+	if o, err := parseFlags(newProfileCmd, "c.tcmcap", "--elf", "fw.elf", "-o", "p.pb.gz"); err != nil || o.out != "p.pb.gz" {
+		t.Errorf("profile: %+v, %v", o, err)
+	}
+	flagErrors(t, newRankCmd, []flagError{
+		{[]string{"c", "--top", "-1"}, "--top must be"},
+		{[]string{"c", "--min-samples", "0"}, "--min-samples must be"},
+	})
+	flagErrors(t, newReportCmd, []flagError{{[]string{"c", "--top", "-1"}, "--top must be"}})
+	flagErrors(t, newDiffCmd, []flagError{{[]string{"a", "b", "--top", "-2"}, "--top must be"}, {[]string{"a"}, "accepts 2 arg"}})
+	flagErrors(t, newSymbolizeCmd, []flagError{
+		{[]string{"--elf", "e", "0x60000000", "0xzz"}, `bad address "0xzz"`},
+		{[]string{"--elf", "e", "0x100000000"}, "wider than 32 bits"},
+		{[]string{"0x0"}, `required flag(s) "elf" not set`},
+	})
+	flagErrors(t, newVerifyCmd, []flagError{{[]string{"--elf", "e"}, `required flag(s) "plan" not set`}})
+	flagErrors(t, newProfileCmd, []flagError{{[]string{"c", "--elf", "e"}, `required flag(s) "output" not set`}})
+}
+
+type flagError struct {
+	args []string
+	want string
+}
+
+// flagErrors checks that each command line fails before running, with an
+// error that names the problem.
+func flagErrors[O any](t *testing.T, newCmd func(Streams, func(*O, Streams) error) *cobra.Command, cases []flagError) {
+	t.Helper()
+	for _, tc := range cases {
+		o, err := parseFlags(newCmd, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: options %+v, error %v; want an error with %q", tc.args, o, err, tc.want)
+		}
+	}
+}
