@@ -60,30 +60,18 @@ type side struct {
 }
 
 func (o *inputOptions) side(s Streams, path string) (side, error) {
-	capture, err := isCapture(path)
+	p, sym, err := o.loadProfile(s, path)
 	if err != nil {
 		return side{}, err
 	}
-	if !capture {
-		p, err := profile.ReadFile(path)
-		if err != nil {
-			return side{}, err
-		}
-		a, err := profile.AnalyzeProfile(p)
-		if err != nil {
-			return side{}, fmt.Errorf("%s: %w", path, err)
-		}
-		return side{a, p}, nil
+	if sym != nil {
+		return side{sym.Analyze(), p}, nil
 	}
-	sym, err := o.symbolize(s.Err, path, nil)
+	a, err := profile.AnalyzeProfile(p)
 	if err != nil {
-		return side{}, err
+		return side{}, fmt.Errorf("%s: %w", path, err)
 	}
-	p, err := sym.Profile()
-	if err != nil {
-		return side{}, err
-	}
-	return side{sym.Analyze(), p}, nil
+	return side{a, p}, nil
 }
 
 func runDiff(o *diffOptions, s Streams) error {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tcmprof/tcmprof/place"
-	"github.com/tcmprof/tcmprof/profile"
 )
 
 type rankOptions struct {
@@ -96,38 +95,4 @@ func writeRankJSON(w io.Writer, rows []place.RankRow) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-// placeInput reads the capture against its build as report does and fills
-// the planner's input from the same build (see place.FromImage).
-func (o *inputOptions) placeInput(s Streams, capture string) (*place.Input, *profile.Symbolized, error) {
-	src, err := o.sources()
-	if err != nil {
-		return nil, nil, err
-	}
-	sym, err := o.symbolize(s.Err, capture, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	in, warnings, err := place.FromImage(place.ImageSources{Image: sym.Image, Map: sym.Options.Map,
-		MapPath: src.mapFile, Board: sym.Board, Analysis: sym.Analyze()})
-	if err != nil {
-		return nil, nil, err
-	}
-	printWarnings(s.Err, warnings)
-	return in, sym, nil
-}
-
-// maxWarnings bounds the warnings printed one per line; an image with
-// hundreds of unreadable objects says so in one more line.
-const maxWarnings = 5
-
-func printWarnings(w io.Writer, warnings []string) {
-	for i, msg := range warnings {
-		if i == maxWarnings {
-			fmt.Fprintf(w, "tcmprof: warning: ... and %d more like these\n", len(warnings)-maxWarnings)
-			break
-		}
-		fmt.Fprintf(w, "tcmprof: warning: %s\n", msg)
-	}
 }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -145,21 +144,4 @@ func readPlan(path string) (*place.Plan, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
-}
-
-// readMap parses a GNU ld map file.
-func readMap(path string) (*elf.Map, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	m, err := elf.ParseMap(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(m.Sections) == 0 {
-		return nil, errors.New(path + ": the map places no input sections")
-	}
-	return m, nil
 }

@@ -45,7 +45,7 @@ the profile to $HOME/pprof. It runs until interrupted (Ctrl-C).`,
 }
 
 func runView(o *viewOptions, s Streams) error {
-	p, err := o.input.loadProfile(s, o.path)
+	p, _, err := o.input.loadProfile(s, o.path)
 	if err != nil {
 		return err
 	}

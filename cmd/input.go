@@ -1,0 +1,262 @@
+package cmd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	pprof "github.com/google/pprof/profile"
+	"github.com/spf13/cobra"
+
+	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/profile"
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// inputOptions are the flags of every command that reads a capture against
+// its ELF (profile, report, view, diff).
+type inputOptions struct {
+	elfPath, buildDir, mapPath, dtsPath, board string
+	force                                      bool
+	idleThreads, idleFuncs                     []string
+	noDefaultIdle                              bool
+}
+
+func (o *inputOptions) addFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&o.elfPath, "elf", "", "the firmware ELF the capture was taken from")
+	f.StringVar(&o.buildDir, "build-dir", "", "a west build directory: reads zephyr/zephyr.elf, zephyr.map, zephyr.dts and .config from it")
+	f.StringVar(&o.mapPath, "map", "", "GNU ld map file, for library labels (default: zephyr/zephyr.map in --build-dir)")
+	f.StringVar(&o.dtsPath, "dts", "", "Zephyr devicetree (zephyr.dts) giving the memory regions (default: from --build-dir)")
+	f.StringVar(&o.board, "board", "", "board for memory regions and I-cache: "+fmt.Sprint(elf.BoardNames())+" (default: CONFIG_BOARD from --build-dir's .config, else teensy41)")
+	f.BoolVar(&o.force, "force", false, "read a capture whose build-id differs from the ELF's")
+	f.StringSliceVar(&o.idleThreads, "idle-thread", nil, "thread name (glob) whose samples are idle; repeatable")
+	f.StringSliceVar(&o.idleFuncs, "idle-func", nil, "function name (glob) whose samples are idle; repeatable")
+	f.BoolVar(&o.noDefaultIdle, "no-default-idle", false, "drop the built-in idle rules (Zephyr's idle thread and functions, WFI)")
+}
+
+// sources are the build outputs the inputs name, after --build-dir has
+// filled in what was not given alone.
+type sources struct{ elf, mapFile, dts, config string }
+
+func (o *inputOptions) sources() (sources, error) {
+	s := sources{elf: o.elfPath, mapFile: o.mapPath, dts: o.dtsPath}
+	if o.buildDir != "" {
+		z := filepath.Join(o.buildDir, "zephyr")
+		if _, err := os.Stat(z); err != nil {
+			return s, fmt.Errorf("--build-dir %s: no zephyr/ directory (not a west build directory?)", o.buildDir)
+		}
+		fill := func(dst *string, name string) {
+			if *dst == "" {
+				if _, err := os.Stat(filepath.Join(z, name)); err == nil {
+					*dst = filepath.Join(z, name)
+				}
+			}
+		}
+		fill(&s.elf, "zephyr.elf")
+		fill(&s.mapFile, "zephyr.map")
+		fill(&s.dts, "zephyr.dts")
+		fill(&s.config, ".config")
+	}
+	if s.elf == "" {
+		if o.buildDir != "" {
+			return s, fmt.Errorf("--build-dir %s has no zephyr/zephyr.elf", o.buildDir)
+		}
+		return s, errors.New("reading a capture needs the ELF: give --elf or --build-dir")
+	}
+	return s, nil
+}
+
+// options loads what the sources name into profile.Options.
+func (o *inputOptions) options(src sources) (profile.Options, error) {
+	var opts profile.Options
+	opts.Force = o.force
+	if !o.noDefaultIdle {
+		opts.Idle = profile.DefaultIdleRules()
+	}
+	opts.Idle.Threads = append(opts.Idle.Threads, o.idleThreads...)
+	opts.Idle.Functions = append(opts.Idle.Functions, o.idleFuncs...)
+	boardName := o.board
+	if boardName == "" && src.config != "" {
+		if name, err := configBoard(src.config); err != nil {
+			return opts, err
+		} else if name != "" {
+			if _, err := elf.BoardByName(name); err == nil {
+				boardName = name
+			}
+		}
+	}
+	if boardName == "" {
+		boardName = "teensy41"
+	}
+	b, err := elf.BoardByName(boardName)
+	if err != nil {
+		return opts, err
+	}
+	if src.dts != "" {
+		f, err := os.Open(src.dts)
+		if err != nil {
+			return opts, err
+		}
+		fromDTS, err := elf.ReadZephyrDTS(f)
+		f.Close()
+		if err != nil {
+			return opts, fmt.Errorf("%s: %w", src.dts, err)
+		}
+		b.Regions = fromDTS.Regions // the devicetree knows no caches: the board's I-cache stays
+	}
+	opts.Board = b
+	if src.mapFile != "" {
+		m, err := readMap(src.mapFile)
+		if err != nil {
+			return opts, err
+		}
+		opts.Map = m
+	}
+	return opts, nil
+}
+
+var configBoardLine = regexp.MustCompile(`^CONFIG_BOARD="([^"]*)"`)
+
+// configBoard reads CONFIG_BOARD from a Kconfig .config.
+func configBoard(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := configBoardLine.FindStringSubmatch(sc.Text()); m != nil {
+			return m[1], nil
+		}
+	}
+	return "", sc.Err()
+}
+
+// symbolize reads the capture at path against the ELF the flags name;
+// adjust, when set, may change the options first.
+func (o *inputOptions) symbolize(errw io.Writer, path string, adjust func(*profile.Options) error) (*profile.Symbolized, error) {
+	c, err := sample.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	src, err := o.sources()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := o.options(src)
+	if err != nil {
+		return nil, err
+	}
+	if adjust != nil {
+		if err := adjust(&opts); err != nil {
+			return nil, err
+		}
+	}
+	img, err := elf.Open(src.elf)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range img.Warnings() {
+		fmt.Fprintf(errw, "tcmprof: %s: %s\n", src.elf, w)
+	}
+	s, err := profile.Symbolize(c, img, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(errw, "tcmprof: warning: %s\n", w)
+	}
+	return s, nil
+}
+
+// isCapture reports whether the file at path is a tcmprof capture (by its
+// magic line) rather than, presumably, a pprof profile.
+func isCapture(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(captureMagic))
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == captureMagic, nil
+}
+
+// captureMagic starts every .tcmcap file (docs/capture-format.md).
+const captureMagic = "tcmcap "
+
+// loadProfile reads path as a pprof profile, or as a capture that it
+// symbolizes with the ELF the flags name; sym is nil for a profile.
+func (o *inputOptions) loadProfile(s Streams, path string) (p *pprof.Profile, sym *profile.Symbolized, err error) {
+	capture, err := isCapture(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !capture {
+		p, err = profile.ReadFile(path)
+		return p, nil, err
+	}
+	if sym, err = o.symbolize(s.Err, path, nil); err != nil {
+		return nil, nil, err
+	}
+	p, err = sym.Profile()
+	return p, sym, err
+}
+
+// placeInput reads the capture against its build as report does and fills
+// the planner's input from the same build (see place.FromImage).
+func (o *inputOptions) placeInput(s Streams, capture string) (*place.Input, *profile.Symbolized, error) {
+	src, err := o.sources()
+	if err != nil {
+		return nil, nil, err
+	}
+	sym, err := o.symbolize(s.Err, capture, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, warnings, err := place.FromImage(place.ImageSources{Image: sym.Image, Map: sym.Options.Map,
+		MapPath: src.mapFile, Board: sym.Board, Analysis: sym.Analyze()})
+	if err != nil {
+		return nil, nil, err
+	}
+	printWarnings(s.Err, warnings)
+	return in, sym, nil
+}
+
+// maxWarnings bounds the warnings printed one per line; an image with
+// hundreds of unreadable objects says so in one more line.
+const maxWarnings = 5
+
+func printWarnings(w io.Writer, warnings []string) {
+	for i, msg := range warnings {
+		if i == maxWarnings {
+			fmt.Fprintf(w, "tcmprof: warning: ... and %d more like these\n", len(warnings)-maxWarnings)
+			break
+		}
+		fmt.Fprintf(w, "tcmprof: warning: %s\n", msg)
+	}
+}
+
+// readMap parses a GNU ld map file.
+func readMap(path string) (*elf.Map, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := elf.ParseMap(bufio.NewReader(f))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(m.Sections) == 0 {
+		return nil, errors.New(path + ": the map places no input sections")
+	}
+	return m, nil
+}
