@@ -2,10 +2,10 @@ package place
 
 import (
 	"fmt"
-	"html"
 	"io"
-	"strings"
 	"text/tabwriter"
+
+	"github.com/tcmprof/tcmprof/internal/svgplot"
 )
 
 // WriteCurveTable prints the benefit curve: for each budget, the share of
@@ -31,25 +31,44 @@ func WriteCurveTable(w io.Writer, curve []CurvePoint) error {
 	return tw.Flush()
 }
 
-// Geometry of the curve chart, in SVG user units.
-const (
-	svgWidth, svgHeight = 640, 400
-	svgLeft, svgRight   = 60, 20
-	svgTop, svgBottom   = 30, 50
-)
+// curveChart is the benefit curve as a chart: share of busy samples covered
+// against the ITCM budget, greedy and exact plan.
+func curveChart(curve []CurvePoint, maxBudget uint32) *svgplot.Chart {
+	// Ticks at round numbers of KiB, not of bytes.
+	var kibTicks []float64
+	for _, t := range svgplot.LinearTicks(0, float64(maxBudget)/1024, 6) {
+		kibTicks = append(kibTicks, t*1024)
+	}
+	c := &svgplot.Chart{
+		X: svgplot.Axis{Label: "ITCM budget", Max: float64(maxBudget), Ticks: kibTicks,
+			Format: func(v float64) string { return fmt.Sprintf("%.0f KiB", v/1024) }},
+		Y: svgplot.Axis{Label: "busy samples in ITCM", Max: 1, Ticks: []float64{0, 0.25, 0.5, 0.75, 1},
+			Format: func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }},
+	}
+	series := []struct {
+		class, name, color string
+		pick               func(CurvePoint) Prediction
+	}{
+		{"greedy", "greedy by density", "#d95f02", func(c CurvePoint) Prediction { return c.Greedy }},
+		{"exact", "exact", "#1b9e77", func(c CurvePoint) Prediction { return c.Exact }},
+	}
+	for _, s := range series {
+		line := svgplot.Series{Name: s.name, Class: s.class, Color: s.color}
+		for _, c := range curve {
+			p := s.pick(c)
+			line.Points = append(line.Points, svgplot.Point{X: float64(c.Budget), Y: p.Share,
+				Title: fmt.Sprintf("%s: %d B budget, %.2f%% of busy samples, %d B used", s.class, c.Budget, 100*p.Share, p.Bytes)})
+		}
+		c.Series = append(c.Series, line)
+	}
+	return c
+}
 
 // CurveXY maps a curve point to chart coordinates: x by budget over
 // [0, maxBudget], y by share over [0, 1]. RenderCurveSVG places every
 // point with it; tests use it to find the points again.
 func CurveXY(budget uint32, share float64, maxBudget uint32) (x, y float64) {
-	plotW := float64(svgWidth - svgLeft - svgRight)
-	plotH := float64(svgHeight - svgTop - svgBottom)
-	x = svgLeft
-	if maxBudget > 0 {
-		x += plotW * float64(budget) / float64(maxBudget)
-	}
-	y = svgTop + plotH*(1-share)
-	return x, y
+	return curveChart(nil, maxBudget).XY(float64(budget), share)
 }
 
 // RenderCurveSVG draws the share of busy samples covered against the ITCM
@@ -61,55 +80,5 @@ func RenderCurveSVG(w io.Writer, curve []CurvePoint, title string) error {
 	for _, c := range curve {
 		maxBudget = max(maxBudget, c.Budget)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">
-<title>%s</title>
-<rect width="100%%" height="100%%" fill="white"/>
-`, svgWidth, svgHeight, svgWidth, svgHeight, html.EscapeString(title))
-	x0, y0 := CurveXY(0, 0, maxBudget)
-	x1, y1 := CurveXY(maxBudget, 1, maxBudget)
-	fmt.Fprintf(&b, `<path d="M%.1f %.1f H%.1f M%.1f %.1f V%.1f" stroke="black" fill="none"/>
-`, x0, y0, x1, x0, y0, y1)
-	for _, s := range []float64{0, 0.25, 0.5, 0.75, 1} {
-		_, y := CurveXY(0, s, maxBudget)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%.0f%%</text>
-`, x0-6, y+4, 100*s)
-	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%d KiB</text>
-<text x="%.1f" y="%.1f" text-anchor="middle">ITCM budget</text>
-<text x="%d" y="%d" transform="rotate(-90 %d %d)" text-anchor="middle">busy samples in ITCM</text>
-`, x1, y0+18, maxBudget/1024, (x0+x1)/2, y0+38, 16, (svgTop+svgHeight-svgBottom)/2, 16, (svgTop+svgHeight-svgBottom)/2)
-	series := []struct {
-		class, color string
-		pick         func(CurvePoint) Prediction
-	}{
-		{"greedy", "#d95f02", func(c CurvePoint) Prediction { return c.Greedy }},
-		{"exact", "#1b9e77", func(c CurvePoint) Prediction { return c.Exact }},
-	}
-	for _, s := range series {
-		var d strings.Builder
-		for i, c := range curve {
-			x, y := CurveXY(c.Budget, s.pick(c).Share, maxBudget)
-			cmd := "L"
-			if i == 0 {
-				cmd = "M"
-			}
-			fmt.Fprintf(&d, "%s%.1f %.1f ", cmd, x, y)
-		}
-		fmt.Fprintf(&b, `<path class="%s" d="%s" stroke="%s" fill="none" stroke-width="2"/>
-`, s.class, strings.TrimSpace(d.String()), s.color)
-		for _, c := range curve {
-			p := s.pick(c)
-			x, y := CurveXY(c.Budget, p.Share, maxBudget)
-			fmt.Fprintf(&b, `<circle class="%s" cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s: %d B budget, %.2f%% of busy samples, %d B used</title></circle>
-`, s.class, x, y, s.color, s.class, c.Budget, 100*p.Share, p.Bytes)
-		}
-	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#1b9e77">exact</text>
-<text x="%d" y="%d" fill="#d95f02">greedy by density</text>
-</svg>
-`, svgLeft+10, svgTop-10, svgLeft+70, svgTop-10)
-	_, err := io.WriteString(w, b.String())
-	return err
+	return svgplot.Render(w, title, curveChart(curve, maxBudget))
 }
