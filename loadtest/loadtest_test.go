@@ -1,0 +1,158 @@
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// shortOptions are steps short enough for tests: 0.6 s steps, goodput
+// between 0.2 s and 0.6 s.
+func shortOptions(rates []float64, passes int) Options {
+	o := DefaultOptions()
+	o.Rates = rates
+	o.StepTime = 600 * time.Millisecond
+	o.WindowStart, o.WindowEnd = 200*time.Millisecond, 600*time.Millisecond
+	o.Passes = passes
+	o.Drain = 200 * time.Millisecond
+	o.ProbeTimeout = time.Second
+	return o
+}
+
+func measure(t *testing.T, target string, o Options) *Run {
+	t.Helper()
+	run, err := Measure(context.Background(), target, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	if err := WriteTable(&table, run); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s\n%s", target, table.String())
+	return run
+}
+
+// TestServiceRatePeer: an echo that serves 1000 datagrams per second from a
+// 32-datagram queue. The lossless rate must come out within one step of
+// 1000/s and the plateau above it within 2 % of 1000/s.
+func TestServiceRatePeer(t *testing.T) {
+	const capacity = 1000.0
+	addr := startModelEcho(t, 0, time.Second/time.Duration(capacity), 32)
+	rates, _ := ParseSteps("250:250:2000")
+	run := measure(t, addr.String(), shortOptions(rates, 2))
+	s := run.Summary
+	if math.Abs(s.Lossless-capacity) > 250 || s.LosslessIsHighest {
+		t.Errorf("lossless rate %v/s, want %v ± one step (250)", s.Lossless, capacity)
+	}
+	for _, p := range s.Curve {
+		if p.Offered >= 1500 && math.Abs(p.Goodput-capacity) > 0.02*capacity {
+			t.Errorf("plateau at %v/s offered: goodput %.1f/s, want %v ± 2 %%", p.Offered, p.Goodput, capacity)
+		}
+		if p.Offered <= 750 && !p.Answered {
+			t.Errorf("%v/s offered, below capacity, was not answered: %+v", p.Offered, p)
+		}
+		if p.HostLimited {
+			t.Errorf("%v/s: the host could not send it", p.Offered)
+		}
+	}
+	if s.Livelock || math.Abs(s.Peak-capacity) > 0.02*capacity {
+		t.Errorf("peak %.1f ± %.1f/s, livelock %v; want %v, none", s.Peak, s.PeakSD, s.Livelock, capacity)
+	}
+	for _, st := range run.Steps {
+		if st.Offered > capacity && st.Late == 0 {
+			t.Errorf("pass %d, %v/s: no late echoes although the queue was full at the end of the step", st.Pass, st.Offered)
+		}
+		if st.Duplicates != 0 {
+			t.Errorf("pass %d, %v/s: %d duplicates", st.Pass, st.Offered, st.Duplicates)
+		}
+	}
+	if run.Unmatched != 0 {
+		t.Errorf("%d unmatched datagrams", run.Unmatched)
+	}
+}
+
+// TestLivelockPeer: an echo that spends 0.4 ms on every datagram it
+// receives, kept or not, and 1 ms on every echo. Its goodput peaks near
+// 714/s and then falls as the offered rate grows (to about 200/s at
+// 2000/s offered): the summary must say livelock.
+func TestLivelockPeer(t *testing.T) {
+	addr := startModelEcho(t, 400*time.Microsecond, time.Millisecond, 32)
+	run := measure(t, addr.String(), shortOptions([]float64{250, 500, 750, 1000, 1500, 2000}, 1))
+	s := run.Summary
+	if !s.Livelock {
+		t.Errorf("no livelock: %.1f/s at the highest rate, peak %.1f/s", s.AtHighest, s.Peak)
+	}
+	// Expected goodput min(λ, (1 − λ·rxCost)/echoCost) above the peak.
+	for _, p := range s.Curve {
+		if p.Offered < 1000 {
+			continue
+		}
+		want := (1 - p.Offered*400e-6) / 1e-3
+		if math.Abs(p.Goodput-want) > 0.1*want+10 {
+			t.Errorf("%v/s offered: goodput %.1f/s, model says %.1f/s", p.Offered, p.Goodput, want)
+		}
+	}
+	for i := 1; i < len(s.Curve); i++ {
+		if s.Curve[i].Offered >= 1000 && s.Curve[i].Goodput >= s.Curve[i-1].Goodput {
+			t.Errorf("goodput does not fall past the peak: %v/s → %.1f, %v/s → %.1f", s.Curve[i-1].Offered, s.Curve[i-1].Goodput, s.Curve[i].Offered, s.Curve[i].Goodput)
+		}
+	}
+}
+
+// TestDuplicatesAndReordering: an echo that answers twice counts every
+// datagram once and the copies as duplicates; one that swaps neighbours
+// has about half of its echoes reordered; both lose nothing.
+func TestDuplicatesAndReordering(t *testing.T) {
+	o := shortOptions([]float64{200}, 1)
+	dup := measure(t, startEcho(t, true, false).String(), o)
+	if st := dup.Steps[0]; st.Duplicates != st.Echoes || st.Echoes != st.Sent || st.Reordered != 0 {
+		t.Errorf("duplicating echo: %+v", st)
+	}
+	swap := measure(t, startEcho(t, false, true).String(), o)
+	// The last datagram of the step may be held until the next one, which never comes.
+	if st := swap.Steps[0]; st.Duplicates != 0 || st.Echoes < st.Sent-1 || st.Reordered < st.Sent/2-1 || st.Reordered > st.Sent/2+1 {
+		t.Errorf("swapping echo: %+v", st)
+	}
+}
+
+// TestBadTargets: each gives one clear error within the probe timeout,
+// never a hang or a table of zeros.
+func TestBadTargets(t *testing.T) {
+	o := shortOptions([]float64{100}, 1)
+	o.ProbeTimeout = 500 * time.Millisecond
+	// A port nobody listens on: the kernel answers with ICMP port unreachable.
+	closedConn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closedConn.LocalAddr().String()
+	closedConn.Close()
+	silent := startSilent(t).String()
+	for _, c := range []struct{ target, want string }{
+		{closedAddr, "port unreachable (ICMP): nothing listens on that port"},
+		{silent, "no echo within 500ms (is a UDP echo server listening there?)"},
+		{"nonexistent.invalid:7", "target nonexistent.invalid:7:"},
+		{"127.0.0.1", "missing port"},
+		{"127.0.0.1:99999", "invalid port"},
+	} {
+		start := time.Now()
+		_, err := Measure(context.Background(), c.target, o, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line with %q", c.target, err, c.want)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: took %v", c.target, d)
+		}
+	}
+	for _, rates := range [][]float64{{0}, {-5}, {math.Inf(1)}, {100, 50}, {0.1}} {
+		o := shortOptions(rates, 1)
+		if _, err := Measure(context.Background(), silent, o, nil); err == nil {
+			t.Errorf("rates %v: no error", rates)
+		}
+	}
+}
