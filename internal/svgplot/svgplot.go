@@ -25,6 +25,7 @@ const (
 	plotWidth         = Width - marginLeft - marginRight
 	plotHeight        = Height - marginTop - marginBottom
 	legendSpacing     = 14
+	legendCharWidth   = 7 // about the width of a character of the 12-unit sans-serif
 	defaultTickTarget = 6
 	bandOpacity       = "0.2"
 	lineWidth         = "2"
@@ -255,12 +256,25 @@ func (c *Chart) render(b *strings.Builder) {
 			fmt.Fprintf(b, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>%s</title></circle>\n", esc(s.Class), x, y, markerRadius, s.Color, esc(p.Title))
 		}
 	}
-	// Legend: one line per named series, top left inside the plot.
-	ly := float64(marginTop) + legendSpacing
+	// Legend: one line per named series, top left inside the plot, on a
+	// white box so that the lines under it do not cross the text.
+	var names []Series
 	for _, s := range c.Series {
-		if s.Name == "" {
-			continue
+		if s.Name != "" {
+			names = append(names, s)
 		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	widest := 0
+	for _, s := range names {
+		widest = max(widest, len([]rune(s.Name)))
+	}
+	fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"white\" fill-opacity=\"0.85\"/>\n",
+		x0+4, marginTop+2, widest*legendCharWidth+12, len(names)*legendSpacing+6)
+	ly := float64(marginTop) + legendSpacing
+	for _, s := range names {
 		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", x0+10, ly, s.Color, esc(s.Name))
 		ly += legendSpacing
 	}

@@ -1,4 +1,9 @@
-package loadtest
+// Package echotest runs UDP echo servers on loopback whose answers are
+// known, for the tests of loadtest and of the bench command: a model with a
+// set service rate and receive queue (known capacity), the same with a
+// receive cost (receive livelock), a plain echo that can duplicate or
+// reorder, and a silent listener.
+package echotest
 
 import (
 	"net"
@@ -7,7 +12,7 @@ import (
 	"time"
 )
 
-// modelEcho is a UDP echo on loopback whose capacity is known by
+// modelEcho is the UDP echo of StartModel on loopback whose capacity is known by
 // construction: a CPU that spends rxCost on every datagram it receives
 // (first, as a receive interrupt does, whether or not the datagram is then
 // kept) and echoCost on every one it answers, with a receive queue of
@@ -31,8 +36,9 @@ type datagram struct {
 	from *net.UDPAddr
 }
 
-// startModelEcho listens on 127.0.0.1 and serves until the test ends.
-func startModelEcho(t *testing.T, rxCost, echoCost time.Duration, queueLen int) *net.UDPAddr {
+// StartModel listens on 127.0.0.1 and serves as modelEcho describes
+// until the test ends.
+func StartModel(t testing.TB, rxCost, echoCost time.Duration, queueLen int) *net.UDPAddr {
 	t.Helper()
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -111,8 +117,8 @@ func (m *modelEcho) serve(wire <-chan datagram, stop <-chan struct{}) {
 	}
 }
 
-// startSilent listens on 127.0.0.1 and reads datagrams without answering.
-func startSilent(t *testing.T) *net.UDPAddr {
+// StartSilent listens on 127.0.0.1 and reads datagrams without answering.
+func StartSilent(t testing.TB) *net.UDPAddr {
 	t.Helper()
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -130,10 +136,10 @@ func startSilent(t *testing.T) *net.UDPAddr {
 	return conn.LocalAddr().(*net.UDPAddr)
 }
 
-// startEcho is a plain echo that answers every datagram at once, twice
+// StartEcho is a plain echo that answers every datagram at once, twice
 // when dup is set, and holds every other datagram back until the next one
 // when swap is set (so that they arrive reordered).
-func startEcho(t *testing.T, dup, swap bool) *net.UDPAddr {
+func StartEcho(t testing.TB, dup, swap bool) *net.UDPAddr {
 	t.Helper()
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
