@@ -21,7 +21,8 @@ DEB_CHECKS   := arm-none-eabi-gcc:gcc-arm-none-eabi \
                 /usr/lib/python3/dist-packages/kconfiglib.py:python3-kconfiglib \
                 gcc:gcc \
                 python3:python3 \
-                /usr/bin/time:time
+                /usr/bin/time:time \
+                socat:socat
 
 .PHONY: all deps build test test-go test-c demo bench fuzz clean
 

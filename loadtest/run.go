@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
@@ -149,29 +150,36 @@ func newTester(conn *net.UDPConn, opts Options) *tester {
 
 func (t *tester) now() time.Duration { return time.Since(t.epoch) }
 
-// probe sends a datagram every 100 ms until one comes back.
+// probe sends a datagram every 100 ms until one comes back. An ICMP error
+// does not end it early (a device may still be booting); when nothing
+// answered, the error says what came back instead.
 func (t *tester) probe(ctx context.Context, target string) error {
 	buf := make([]byte, t.opts.Payload)
 	deadline := time.Now().Add(t.opts.ProbeTimeout)
+	var refused error
 	for seq := uint32(0); time.Now().Before(deadline); seq++ {
 		stamp{run: t.run, seq: seq, step: probeStep, sentNano: int64(t.now())}.encode(buf)
-		_, err := t.conn.Write(buf)
-		if err != nil && !isTransient(err) {
-			return fmt.Errorf("target %s: %v", target, describeSendError(err))
+		if _, err := t.conn.Write(buf); err != nil {
+			if !isTransient(err) {
+				return fmt.Errorf("target %s: %v", target, describeSendError(err))
+			}
+			refused = err
 		}
-		wait := min(100*time.Millisecond, time.Until(deadline))
-		if !sleepCtx(ctx, wait) {
+		if !sleepCtx(ctx, min(100*time.Millisecond, time.Until(deadline))) {
 			return ctx.Err()
 		}
 		t.mu.Lock()
-		got, refused := t.probes, t.refused
+		got := t.probes
+		if t.refused != nil {
+			refused = t.refused
+		}
 		t.mu.Unlock()
 		if got > 0 {
 			return nil
 		}
-		if refused != nil {
-			return fmt.Errorf("target %s: %v", target, describeSendError(refused))
-		}
+	}
+	if refused != nil {
+		return fmt.Errorf("target %s: %v", target, describeSendError(refused))
 	}
 	return fmt.Errorf("target %s: no echo within %v (is a UDP echo server listening there?)", target, t.opts.ProbeTimeout)
 }
@@ -303,15 +311,23 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// receive reads echoes in batches until the socket is closed.
+// receive reads echoes in batches until the socket is closed. Arrival
+// times are the kernel's (SO_TIMESTAMPNS) where it gives them, so that a
+// receiving thread that the host's scheduler holds back for a few
+// milliseconds moves neither round-trip times nor echoes across the edges
+// of the goodput window.
 func (t *tester) receive() {
+	kernelTime := enableTimestamps(t.conn) == nil
 	msgs := make([]ipv4.Message, maxBatch)
 	for i := range msgs {
 		msgs[i].Buffers = [][]byte{make([]byte, MaxPayload+1)}
+		if kernelTime {
+			msgs[i].OOB = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))))
+		}
 	}
 	for {
 		n, err := t.pc.ReadBatch(msgs, 0)
-		at := t.now()
+		now := t.now()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -332,6 +348,10 @@ func (t *tester) receive() {
 		}
 		t.mu.Lock()
 		for _, m := range msgs[:n] {
+			at := now
+			if ts, ok := kernelTimestamp(m.OOB[:m.NN]); ok {
+				at = ts.Sub(t.epoch) // wall clock: the kernel's stamp has no monotonic reading
+			}
 			t.match(m.Buffers[0][:m.N], at)
 		}
 		t.mu.Unlock()
@@ -376,6 +396,39 @@ func (t *tester) match(b []byte, at time.Duration) {
 	if since >= t.opts.WindowStart && since < t.opts.WindowEnd {
 		st.inWindow++
 	}
+}
+
+// enableTimestamps asks the kernel to stamp every received datagram.
+func enableTimestamps(conn *net.UDPConn) error {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// kernelTimestamp finds the SCM_TIMESTAMPNS stamp among control messages.
+func kernelTimestamp(oob []byte) (time.Time, bool) {
+	if len(oob) == 0 {
+		return time.Time{}, false
+	}
+	cms, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, cm := range cms {
+		if cm.Header.Level == unix.SOL_SOCKET && cm.Header.Type == unix.SCM_TIMESTAMPNS && len(cm.Data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+			ts := *(*unix.Timespec)(unsafe.Pointer(&cm.Data[0]))
+			return time.Unix(ts.Unix()), true
+		}
+	}
+	return time.Time{}, false
 }
 
 func (t *tester) receiverError() error {
