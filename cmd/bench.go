@@ -90,6 +90,7 @@ done so far are still written.`,
 	f.IntVar(&o.opts.Payload, "payload", o.opts.Payload, "UDP payload bytes")
 	f.DurationVar(&o.opts.Drain, "drain", o.opts.Drain, "wait after each pass for late echoes")
 	f.DurationVar(&o.opts.ProbeTimeout, "probe-timeout", o.opts.ProbeTimeout, "how long the target may take to answer the first datagram")
+	f.StringVar(&o.opts.Local, "local", "", "address:port to send from (default: any); QEMU's hostfwd answers only to one")
 	f.StringVar(&o.label, "label", "", "name of this run in comparisons and plots (default: the JSON file's name)")
 	f.StringVar(&o.json, "json", "", "write the run (every step of every pass, and the summary) to this JSON file")
 	f.StringVar(&o.csv, "csv", "", "write every step of every pass to this CSV file")

@@ -46,6 +46,9 @@ type Options struct {
 	// ProbeTimeout bounds the check, before the first step, that the target
 	// answers at all.
 	ProbeTimeout time.Duration
+	// Local is the address and port to send from ("" picks any). QEMU's
+	// user-mode network sends a UDP forward's replies to a fixed host port.
+	Local string
 }
 
 // DefaultOptions: 2 s steps, goodput between 0.5 s and 2 s, 3 passes,

@@ -35,7 +35,13 @@ func Measure(ctx context.Context, target string, opts Options, progress Progress
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %v", target, unwrapDNS(err))
 	}
-	conn, err := net.DialUDP("udp", nil, raddr)
+	var laddr *net.UDPAddr
+	if opts.Local != "" {
+		if laddr, err = net.ResolveUDPAddr("udp", opts.Local); err != nil {
+			return nil, fmt.Errorf("local address %s: %v", opts.Local, unwrapDNS(err))
+		}
+	}
+	conn, err := net.DialUDP("udp", laddr, raddr)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %v", target, err)
 	}

@@ -72,6 +72,9 @@ type BuildOptions struct {
 	// section (input section patterns such as
 	// `*libnet.a:checksum.o(.text.net_checksum_hot)`); empty for none.
 	ITCMFragment string
+	// NIC "lan9118" adds the board's Ethernet controller as a second
+	// interface of the echo (StartOptions.EchoForward reaches it); "" none.
+	NIC string
 	// Log receives make's output; nil keeps it only for the error message.
 	Log io.Writer
 }
@@ -93,6 +96,13 @@ func Build(opts BuildOptions) (elfPath, mapPath string, err error) {
 		args = append(args, "OPT="+opts.Opt)
 	default:
 		return "", "", fmt.Errorf("qemu build: optimisation %q is not -Os or -O2", opts.Opt)
+	}
+	switch opts.NIC {
+	case "":
+	case "lan9118":
+		args = append(args, "NIC="+opts.NIC)
+	default:
+		return "", "", fmt.Errorf("qemu build: NIC %q is not lan9118", opts.NIC)
 	}
 	if opts.ITCMFragment != "" {
 		frag, err := filepath.Abs(opts.ITCMFragment)
@@ -143,6 +153,13 @@ type StartOptions struct {
 	// ExecLogRange limits ExecLog to code in [lo, hi) (QEMU's -dfilter),
 	// e.g. the ITCM to see only the sampler's interrupt.
 	ExecLogRange [2]uint64
+	// EchoForward, when set ("127.0.0.2:PORT"), connects the LAN9118 to
+	// QEMU's user-mode network and forwards UDP to that host address to the
+	// echo's port 7 (firmware built with NIC lan9118). slirp sends the
+	// replies to 127.0.0.1 and the same port, whatever the request came
+	// from: send from there (loadtest.Options.Local). restrict=on would drop
+	// them; the firmware answers only its peer at 10.0.2.2 (the host).
+	EchoForward string
 	// Output receives what QEMU prints after the pty line; nil drops it.
 	Output io.Writer
 }
@@ -180,6 +197,9 @@ func StartWith(ctx context.Context, elfPath string, opts StartOptions) (*Instanc
 	}
 	if opts.OneInsnPerTB {
 		args = append(args, "-singlestep")
+	}
+	if opts.EchoForward != "" {
+		args = append(args, "-nic", "user,hostfwd=udp:"+opts.EchoForward+"-:7")
 	}
 	if opts.ExecLog != "" {
 		args = append(args, "-d", "in_asm,exec,nochain", "-D", opts.ExecLog)

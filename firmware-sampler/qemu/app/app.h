@@ -15,4 +15,9 @@ struct echo_stats {
 void echo_start(void);
 void echo_get_stats(struct echo_stats *out);
 
+#ifdef ECHO_LAN9118
+/* Adds the LAN9118 interface (app/lan9118_if.c, build with NIC=lan9118). */
+void echo_lan9118_start(void);
+#endif
+
 #endif

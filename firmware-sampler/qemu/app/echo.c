@@ -198,6 +198,9 @@ void echo_start(void)
 	net_route_add(&ecm_if, 0, 0, htonl(0xC00002FEu));
 	net_arp_update(HOST_ADDR, host_mac);
 	net_arp_update(htonl(0xC00002FEu), host_mac);
+#ifdef ECHO_LAN9118
+	echo_lan9118_start();
+#endif
 	net_rx_init();
 	k_thread_create(&echo_thread, "udp_echo", echo_stack, sizeof(echo_stack), echo_main, NULL);
 	k_thread_create(&host_thread, "usb_host", host_stack, sizeof(host_stack), host_main, NULL);
