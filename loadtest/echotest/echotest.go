@@ -40,10 +40,7 @@ type datagram struct {
 // until the test ends.
 func StartModel(t testing.TB, rxCost, echoCost time.Duration, queueLen int) *net.UDPAddr {
 	t.Helper()
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := listen(t)
 	conn.SetReadBuffer(4 << 20)
 	m := &modelEcho{rxCost: rxCost, echoCost: echoCost, queueLen: queueLen, conn: conn}
 	// The "wire": datagrams the CPU has not looked at yet.
@@ -120,10 +117,7 @@ func (m *modelEcho) serve(wire <-chan datagram, stop <-chan struct{}) {
 // StartSilent listens on 127.0.0.1 and reads datagrams without answering.
 func StartSilent(t testing.TB) *net.UDPAddr {
 	t.Helper()
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := listen(t)
 	go func() {
 		buf := make([]byte, 2048)
 		for {
@@ -141,10 +135,7 @@ func StartSilent(t testing.TB) *net.UDPAddr {
 // when swap is set (so that they arrive reordered).
 func StartEcho(t testing.TB, dup, swap bool) *net.UDPAddr {
 	t.Helper()
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := listen(t)
 	go func() {
 		buf := make([]byte, 2048)
 		var held []byte
@@ -170,4 +161,14 @@ func StartEcho(t testing.TB, dup, swap bool) *net.UDPAddr {
 	}()
 	t.Cleanup(func() { conn.Close() })
 	return conn.LocalAddr().(*net.UDPAddr)
+}
+
+// listen opens a UDP socket on a free loopback port.
+func listen(t testing.TB) *net.UDPConn {
+	t.Helper()
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
