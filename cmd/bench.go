@@ -20,8 +20,7 @@ import (
 	"github.com/tcmprof/tcmprof/loadtest"
 )
 
-func init() { register(newBenchCmd) }
-
+// newBenchCmd groups the measurements; it runs nothing itself.
 func newBenchCmd(s Streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bench",
@@ -32,7 +31,7 @@ method of the Teensy report); "bench compare" sets two such runs side by
 side.`,
 		Args: cobra.NoArgs,
 	}
-	c.AddCommand(newBenchUDPEchoCmd(s), newBenchCompareCmd(s))
+	c.AddCommand(newBenchUDPEchoCmd(s, nil), newBenchCompareCmd(s, nil))
 	return c
 }
 
@@ -40,6 +39,7 @@ side.`,
 const echoPort = "7"
 
 type benchUDPEchoOptions struct {
+	target              string
 	steps, tail, window string
 	opts                loadtest.Options
 	label               string
@@ -49,7 +49,7 @@ type benchUDPEchoOptions struct {
 	interrupt <-chan struct{}
 }
 
-func newBenchUDPEchoCmd(s Streams) *cobra.Command {
+func newBenchUDPEchoCmd(s Streams, runF func(*benchUDPEchoOptions, Streams) error) *cobra.Command {
 	o := &benchUDPEchoOptions{opts: loadtest.DefaultOptions()}
 	c := &cobra.Command{
 		Use:   "udp-echo HOST[:PORT] --steps START:STEP:STOP [--tail R,R,...] [flags]",
@@ -79,7 +79,10 @@ done so far are still written.`,
   tcmprof bench udp-echo 192.0.2.1:7 --steps 70:70:7000 --tail 10000,20000,50000 --passes 3 --csv steps.csv
   tcmprof bench compare stock.json itcm.json --svg compare.svg`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runBenchUDPEcho(o, s, args[0]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.target = args[0]
+			return runCommand(o, s, runF, runBenchUDPEcho)
+		},
 	}
 	f := c.Flags()
 	f.StringVar(&o.steps, "steps", "", "linear rate steps start:step:stop, datagrams per second")
@@ -126,7 +129,8 @@ func (o *benchUDPEchoOptions) rates() ([]float64, error) {
 	return loadtest.MergeRates(steps, tail), nil
 }
 
-func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams, target string) error {
+// validate parses the rates and the window into opts and checks them.
+func (o *benchUDPEchoOptions) validate() error {
 	var err error
 	if o.opts.Rates, err = o.rates(); err != nil {
 		return err
@@ -134,9 +138,10 @@ func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams, target string) error {
 	if o.opts.WindowStart, o.opts.WindowEnd, err = loadtest.ParseWindow(o.window); err != nil {
 		return fmt.Errorf("--%v", err)
 	}
-	if err := o.opts.Validate(); err != nil {
-		return err
-	}
+	return o.opts.Validate()
+}
+
+func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams) error {
 	for _, out := range []string{o.json, o.csv, o.svg} {
 		if out != "" {
 			if err := checkWritableDir(out); err != nil {
@@ -144,7 +149,7 @@ func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams, target string) error {
 			}
 		}
 	}
-	target = withDefaultPort(target)
+	target := withDefaultPort(o.target)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -219,10 +224,11 @@ func runName(r *loadtest.Run, path string) string {
 }
 
 type benchCompareOptions struct {
-	svg string
+	before, after string
+	svg           string
 }
 
-func newBenchCompareCmd(s Streams) *cobra.Command {
+func newBenchCompareCmd(s Streams, runF func(*benchCompareOptions, Streams) error) *cobra.Command {
 	o := &benchCompareOptions{}
 	c := &cobra.Command{
 		Use:   "compare BEFORE.json AFTER.json [--svg FILE]",
@@ -235,13 +241,17 @@ a run tried is only a lower bound (shown as >=), and so is a speed-up over it.
 logarithmic rate axes.`,
 		Example: `  tcmprof bench compare stock.json itcm.json --svg compare.svg`,
 		Args:    cobra.ExactArgs(2),
-		RunE:    func(c *cobra.Command, args []string) error { return runBenchCompare(o, s, args[0], args[1]) },
+		RunE: func(c *cobra.Command, args []string) error {
+			o.before, o.after = args[0], args[1]
+			return runCommand(o, s, runF, runBenchCompare)
+		},
 	}
 	c.Flags().StringVar(&o.svg, "svg", "", "overlay both runs' goodput curves in this SVG file")
 	return c
 }
 
-func runBenchCompare(o *benchCompareOptions, s Streams, beforePath, afterPath string) error {
+func runBenchCompare(o *benchCompareOptions, s Streams) error {
+	beforePath, afterPath := o.before, o.after
 	before, err := loadtest.ReadFile(beforePath)
 	if err != nil {
 		return err

@@ -49,7 +49,7 @@ func TestBenchUDPEchoOnQEMU(t *testing.T) {
 	}
 
 	out := filepath.Join(dir, "qemu.json")
-	code, stdout, stderr := runMain("", "bench", "udp-echo", fmt.Sprintf("127.0.0.2:%d", port), "--local", fmt.Sprintf("127.0.0.1:%d", port),
+	code, stdout, stderr := tcmprof("bench", "udp-echo", fmt.Sprintf("127.0.0.2:%d", port), "--local", fmt.Sprintf("127.0.0.1:%d", port),
 		"--steps", "20:20:60", "--step-time", "1s", "--window", "0.25s:1s", "--passes", "2", "--drain", "0.5s",
 		"--probe-timeout", "20s", "--json", out)
 	t.Logf("QEMU demo:\n%s%s", stdout, stderr)

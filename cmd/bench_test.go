@@ -35,7 +35,7 @@ func TestBenchCompareModels(t *testing.T) {
 		base := filepath.Join(dir, c.name)
 		args := append([]string{"bench", "udp-echo", addr.String(), "--steps", "250:250:750", "--tail", "1250",
 			"--json", base + ".json", "--csv", base + ".csv", "--svg", base + ".svg"}, shortBench...)
-		code, stdout, stderr := runMain("", args...)
+		code, stdout, stderr := tcmprof(args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.name, code, stderr)
 		}
@@ -62,7 +62,7 @@ func TestBenchCompareModels(t *testing.T) {
 		}
 	}
 	svg := filepath.Join(dir, "compare.svg")
-	code, stdout, stderr := runMain("", "bench", "compare", filepath.Join(dir, "slow.json"), filepath.Join(dir, "fast.json"), "--svg", svg)
+	code, stdout, stderr := tcmprof("bench", "compare", filepath.Join(dir, "slow.json"), filepath.Join(dir, "fast.json"), "--svg", svg)
 	if code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, stderr)
 	}
@@ -124,12 +124,15 @@ func countCircles(t *testing.T, path string) int {
 func TestBenchInterrupted(t *testing.T) {
 	addr := echotest.StartEcho(t, false, false)
 	stop := make(chan struct{})
-	o := &benchUDPEchoOptions{opts: loadtest.DefaultOptions(), steps: "100:100:500", window: "0.2s:0.6s", interrupt: stop}
+	o := &benchUDPEchoOptions{target: addr.String(), opts: loadtest.DefaultOptions(), steps: "100:100:500", window: "0.2s:0.6s", interrupt: stop}
 	o.opts.StepTime, o.opts.Passes = 600*time.Millisecond, 1
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
 	o.json = filepath.Join(t.TempDir(), "partial.json")
 	time.AfterFunc(time.Second, func() { close(stop) }) // probe ≈ 0.1 s, one step 0.6 s
 	var out, errb bytes.Buffer
-	err := runBenchUDPEcho(o, Streams{Out: &out, Err: &errb}, addr.String())
+	err := runBenchUDPEcho(o, Streams{Out: &out, Err: &errb})
 	if err == nil || !strings.Contains(err.Error(), "context canceled after") {
 		t.Fatalf("error %v", err)
 	}
@@ -158,7 +161,7 @@ func TestBenchCommandErrors(t *testing.T) {
 		{[]string{"bench", "compare", bad, bad}, `format "something else"`},
 		{[]string{"bench", "compare", filepath.Join(dir, "none.json"), bad}, "no such file"},
 	} {
-		code, stdout, stderr := runMain("", c.args...)
+		code, stdout, stderr := tcmprof(c.args...)
 		if code != 1 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and one line with %q", c.args, code, stdout, stderr, c.want)
 		}

@@ -120,6 +120,7 @@ functions by samples per byte and plans what goes into ITCM.`,
 		newRankCmd(s, nil),
 		newPlanCmd(s, nil),
 		newVerifyCmd(s, nil),
+		newBenchCmd(s),
 	)
 	return root
 }
