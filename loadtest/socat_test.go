@@ -42,18 +42,20 @@ func TestSocatEcho(t *testing.T) {
 
 	o := shortOptions([]float64{500, 1000, 2000}, 3)
 	o.ProbeTimeout = 3 * time.Second // socat may take a moment to bind
-	run := measure(t, fmt.Sprintf("127.0.0.1:%d", listen), o)
-	if run.Unmatched != 0 {
-		t.Errorf("%d echoes that match nothing sent: socat altered, merged or cut datagrams", run.Unmatched)
-	}
-	for _, st := range run.Steps {
-		if st.Duplicates != 0 || st.LossPct > 1 {
-			t.Errorf("pass %d, %v/s: %d duplicates, %.2f %% lost", st.Pass, st.Offered, st.Duplicates, st.LossPct)
+	judge(t, fmt.Sprintf("127.0.0.1:%d", listen), o, func(run *Run) (problems []string) {
+		if run.Unmatched != 0 {
+			problems = append(problems, fmt.Sprintf("%d echoes that match nothing sent: socat altered, merged or cut datagrams", run.Unmatched))
 		}
-	}
-	for _, p := range run.Summary.Curve {
-		if p.Passes != 3 || p.GoodputSD > 0.02*p.Goodput || math.Abs(p.Goodput-p.Offered) > 0.02*p.Offered {
-			t.Errorf("%v/s: goodput %.1f ± %.1f/s over %d passes", p.Offered, p.Goodput, p.GoodputSD, p.Passes)
+		for _, st := range run.Steps {
+			if st.Duplicates != 0 || st.LossPct > 1 {
+				problems = append(problems, fmt.Sprintf("pass %d, %v/s: %d duplicates, %.2f %% lost", st.Pass, st.Offered, st.Duplicates, st.LossPct))
+			}
 		}
-	}
+		for _, p := range run.Summary.Curve {
+			if p.Passes != 3 || p.GoodputSD > 0.02*p.Goodput || math.Abs(p.Goodput-p.Offered) > 0.02*p.Offered {
+				problems = append(problems, fmt.Sprintf("%v/s: goodput %.1f ± %.1f/s over %d passes", p.Offered, p.Goodput, p.GoodputSD, p.Passes))
+			}
+		}
+		return problems
+	})
 }
