@@ -70,7 +70,15 @@ struct isr_state {
 TCMP_DTCM_BSS static struct isr_state isr;
 TCMP_DTCM_BSS static uint32_t buffer[TCMP_BUFFER_WORDS] __attribute__((aligned(16)));
 
-static inline uint32_t next_random(uint32_t r)
+/*
+ * The sample path's helpers. always_inline, because GCC honours it at every
+ * optimisation level (-O0 included), where plain `static inline` functions
+ * with two call sites become out-of-line functions in flash .text that the
+ * ITCM code reaches through a long-branch veneer.
+ */
+#define SAMPLE_PATH_INLINE static inline __attribute__((always_inline))
+
+SAMPLE_PATH_INLINE uint32_t next_random(uint32_t r)
 {
 	r ^= r << 13;
 	r ^= r >> 17;
@@ -79,7 +87,7 @@ static inline uint32_t next_random(uint32_t r)
 }
 
 /* Uniform integer in [base, base + span - 1] by a multiply-high. */
-static inline uint32_t draw_interval(uint32_t r, uint32_t base, uint32_t span)
+SAMPLE_PATH_INLINE uint32_t draw_interval(uint32_t r, uint32_t base, uint32_t span)
 {
 	return base + (uint32_t)(((uint64_t)r * span) >> 32);
 }

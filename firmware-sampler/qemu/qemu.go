@@ -67,7 +67,7 @@ const (
 // BuildOptions select one build of the demo image.
 type BuildOptions struct {
 	OutDir string // where objects, archives, the ELF and the map go (required)
-	Opt    string // compiler optimisation flag, "-Os" (default) or "-O2"
+	Opt    string // compiler optimisation flag, "-Os" (default), "-O2" or "-O0"
 	// ITCMFragment is a GNU ld fragment placed inside the .itcm output
 	// section (input section patterns such as
 	// `*libnet.a:checksum.o(.text.net_checksum_hot)`); empty for none.
@@ -92,10 +92,10 @@ func Build(opts BuildOptions) (elfPath, mapPath string, err error) {
 	args := []string{"-C", SourceDir(), "OUT=" + out}
 	switch opts.Opt {
 	case "":
-	case "-Os", "-O2":
+	case "-Os", "-O2", "-O0":
 		args = append(args, "OPT="+opts.Opt)
 	default:
-		return "", "", fmt.Errorf("qemu build: optimisation %q is not -Os or -O2", opts.Opt)
+		return "", "", fmt.Errorf("qemu build: optimisation %q is not -Os, -O2 or -O0", opts.Opt)
 	}
 	switch opts.NIC {
 	case "":

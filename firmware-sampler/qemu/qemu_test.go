@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"debug/elf"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +29,7 @@ func inRange(v uint64, lo, hi uint64) bool { return v >= lo && v < hi }
 // (TestITCMFragmentRelocates checks the veneers of a placement plan.)
 func TestImageLayout(t *testing.T) {
 	elfPath, mapPath := defaultImage(t)
-	f, syms := loadSymbols(t, elfPath)
+	f, _ := loadSymbols(t, elfPath)
 
 	for _, name := range []string{"tcmp_sample_isr", "tcmp_on_sample"} {
 		if s := symbol(t, f, name); !inRange(s.Value&^1, itcmStart, itcmEnd) {
@@ -57,16 +60,7 @@ func TestImageLayout(t *testing.T) {
 		t.Errorf("reset vector at 0x4 = %#x, want Reset_Handler %#x", got, want)
 	}
 
-	// Nothing else is in ITCM before a placement plan moves code there.
-	itcmFuncs := 0
-	for _, fn := range syms.funcs {
-		if inRange(fn.Value, itcmStart, itcmEnd) {
-			itcmFuncs++
-		}
-	}
-	if itcmFuncs != 2 {
-		t.Errorf("%d functions in ITCM, want only the sampler's entry and sample function", itcmFuncs)
-	}
+	checkSamplePathFlashFree(t, elfPath)
 
 	// The ITCM copy is loaded from flash (LMA) to ITCM (VMA).
 	sec := f.Section(".itcm")
@@ -95,6 +89,71 @@ func TestImageLayout(t *testing.T) {
 		if !bytes.Contains(m, []byte(member)) {
 			t.Errorf("map file does not mention %s", member)
 		}
+	}
+}
+
+// checkSamplePathFlashFree checks that ITCM holds the sampler's entry and
+// sample function and nothing else (no out-of-line helper, no long-branch
+// veneer to flash), and that every branch objdump finds in .itcm lands in
+// one of those two functions.
+func checkSamplePathFlashFree(t *testing.T, elfPath string) {
+	t.Helper()
+	_, syms := loadSymbols(t, elfPath)
+	sampler := map[string]elf.Symbol{}
+	for _, fn := range syms.funcs {
+		if inRange(fn.Value, itcmStart, itcmEnd) {
+			sampler[fn.Name] = fn
+		}
+	}
+	if len(sampler) != 2 || sampler["tcmp_sample_isr"].Size == 0 || sampler["tcmp_on_sample"].Size == 0 {
+		names := []string{}
+		for name := range sampler {
+			names = append(names, name)
+		}
+		t.Errorf("functions in ITCM: %v; want only tcmp_sample_isr and tcmp_on_sample", names)
+	}
+	out, err := exec.Command("arm-none-eabi-objdump", "-d", "-j", ".itcm", elfPath).Output()
+	if err != nil {
+		t.Fatalf("objdump: %v", err)
+	}
+	branches := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		m := branchLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		branches++
+		target, _ := strconv.ParseUint(m[1], 16, 32)
+		inside := false
+		for _, fn := range sampler {
+			inside = inside || target >= fn.Value&^1 && target < (fn.Value&^1)+fn.Size
+		}
+		if !inside {
+			t.Errorf("the sample path branches out of itself: %s", strings.TrimSpace(line))
+		}
+	}
+	if branches == 0 {
+		t.Errorf("objdump shows no branch in .itcm; the check saw nothing:\n%s", out)
+	}
+}
+
+// "      32:	f000 b805 	b.w	40 <tcmp_on_sample>" and conditional forms.
+var branchLine = regexp.MustCompile(`^\s*[0-9a-f]+:\s+(?:[0-9a-f]{4} ?)+\s+(?:b|bl|blx|b\.w|b[a-z]{2}(?:\.[nw])?|cbz|cbnz)\s+(?:r[0-9]+, )?([0-9a-f]+) <`)
+
+// The sample path stays in ITCM whatever the optimisation level: at -O0 GCC
+// makes out-of-line functions of plain static inline helpers, which would
+// land in flash behind a veneer. -Os is the default image (TestImageLayout).
+func TestSamplePathFlashFreeAtOtherOptimisations(t *testing.T) {
+	needTools(t)
+	for _, opt := range []string{"-O0", "-O2"} {
+		t.Run(opt, func(t *testing.T) {
+			t.Parallel()
+			elfPath, _, err := Build(BuildOptions{OutDir: filepath.Join(t.TempDir(), "out"), Opt: opt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSamplePathFlashFree(t, elfPath)
+		})
 	}
 }
 

@@ -2,9 +2,11 @@
 # Checks the sample path as the Cortex-M7 build compiles it: it sits in the
 # ITCM section and writes only the DTCM section, contains no division, and
 # refers to nothing but itself, the DTCM state and the two port hooks (no
-# call into flash, no libgcc helper, no CRC). Also bounds its size.
+# call into flash, no libgcc helper, no CRC). With ISR_MAX_INSNS set, also
+# bounds the instructions of tcmp_on_sample (docs/core.md counts them at -O2;
+# -O0 code is longer but must still stay in ITCM).
 #
-#   tests/isr_check.sh <arm-gcc> <out-dir> <cflags...>
+#   [ISR_MAX_INSNS=n] tests/isr_check.sh <arm-gcc> <out-dir> <cflags...>
 set -eu
 cc=$1 out=$2
 shift 2
@@ -31,5 +33,8 @@ bad=$("$objdump" -r -j .itcm_text.tcmp "$obj" | awk '/^[0-9a-f]+ +R_/ { print $3
 
 n=$(echo "$dis" | awk '/<tcmp_on_sample>:/ { on = 1; next } /^$/ { on = 0 } on && /^ +[0-9a-f]+:\t[0-9a-f][0-9a-f][0-9a-f][0-9a-f]/ && !/\.word/ { n++ } END { print n + 0 }')
 [ "$n" -gt 20 ] || fail "could not count the instructions of tcmp_on_sample ($n)"
-[ "$n" -le 60 ] || fail "tcmp_on_sample has $n instructions, more than 60: see docs/core.md"
-echo "isr_check: sample path ok ($n instructions in tcmp_on_sample, ITCM/DTCM sections, no division, no foreign calls)"
+if [ -n "${ISR_MAX_INSNS:-}" ] && [ "$n" -gt "$ISR_MAX_INSNS" ]; then
+	fail "tcmp_on_sample has $n instructions, more than $ISR_MAX_INSNS: see docs/core.md"
+fi
+opt=$(printf '%s\n' "$@" | grep -E '^-O' | tail -n 1)
+echo "isr_check ${opt:-}: sample path ok ($n instructions in tcmp_on_sample, ITCM/DTCM sections, no division, no foreign calls)"
