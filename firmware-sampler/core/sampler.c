@@ -154,6 +154,9 @@ TCMP_ITCM_FUNC __attribute__((naked)) void tcmp_sample_isr(void)
 static struct {
 	struct tcmp_port_config cfg;
 	uint8_t state, mode, fields, jitter_pct;
+	/* Nonzero while tcmp_port_write runs: a port may let another thread
+	 * call the local-control functions meanwhile (see send()). */
+	uint8_t sending;
 	uint32_t mean_ticks;
 	uint32_t capacity; /* records */
 	uint32_t limit;    /* samples the run takes; 0 = 2^32 */
@@ -201,10 +204,37 @@ void tcmp_init(const struct tcmp_port_config *cfg)
 	isr.interval_span = 1;
 }
 
+/*
+ * Writes the frame in core.out. A port whose write can wait for the host
+ * may let another thread into the local-control functions meanwhile
+ * (tcmp_port_write in tcmprof_sampler.h): those never send and, while
+ * `sending` is set, change nothing that the output still in progress
+ * reads (the frame in core.wire, the records being drained or streamed).
+ */
 static void send(void)
 {
 	size_t n = tcmp_frame_seal(&core.out, core.wire);
+	core.sending = 1;
 	tcmp_port_write(core.wire, n);
+	core.sending = 0;
+}
+
+/* ELF note: namesz, descsz, type, then name and descriptor, each padded to 4. */
+#define NOTE_HEADER_BYTES 12u
+#define NT_GNU_BUILD_ID 3u
+
+const uint8_t *tcmp_gnu_build_id(const uint8_t *note, size_t size, uint8_t *len)
+{
+	*len = 0;
+	if (note == NULL || size < NOTE_HEADER_BYTES)
+		return NULL;
+	uint32_t namesz = tcmp_get_u32(note), descsz = tcmp_get_u32(note + 4);
+	size_t desc_at = NOTE_HEADER_BYTES + (((size_t)namesz + 3u) & ~(size_t)3u);
+	if (tcmp_get_u32(note + 8) != NT_GNU_BUILD_ID || namesz > size || desc_at > size ||
+	    descsz > size - desc_at || descsz == 0 || descsz > TCMP_MAX_BUILD_ID)
+		return NULL;
+	*len = (uint8_t)descsz;
+	return note + desc_at;
 }
 
 static void send_reply(uint8_t command, uint8_t status)
@@ -236,6 +266,7 @@ void tcmp_get_status(struct tcmp_status *out)
 		out->held_from = stored;
 	else
 		out->held_from = core.released;
+	out->sending = core.sending;
 }
 
 static void send_header(void)
@@ -360,7 +391,8 @@ static uint32_t min_nonzero(uint32_t a, uint32_t b)
 
 uint8_t tcmp_start(const struct tcmp_start_args *a)
 {
-	if (core.state != TCMP_STATE_IDLE)
+	/* While sending, a new run would overwrite records still being sent. */
+	if (core.state != TCMP_STATE_IDLE || core.sending)
 		return TCMP_ERR_BUSY;
 	if ((a->fields & TCMP_FIELD_PC) == 0 || (a->fields & ~TCMP_FIELD_ALL) != 0)
 		return TCMP_ERR_BAD_ARG;
@@ -412,12 +444,27 @@ uint8_t tcmp_start(const struct tcmp_start_args *a)
 	return TCMP_OK;
 }
 
+/*
+ * A snapshot is held at once. A stream's remaining records, THREADS and END
+ * are sent by the next tcmp_poll, in the thread that owns the transport:
+ * this may be called while that thread waits in tcmp_port_write.
+ */
 uint8_t tcmp_stop(void)
 {
 	if (core.state == TCMP_STATE_RUNNING) {
 		halt();
-		finish_run();
+		if (core.mode == TCMP_MODE_SNAPSHOT)
+			finish_run();
 	}
+	return TCMP_OK;
+}
+
+uint8_t tcmp_done(void)
+{
+	/* Not while a DRAIN may still be sending the held records. */
+	if (core.state == TCMP_STATE_RUNNING || core.sending)
+		return TCMP_ERR_BUSY;
+	core.state = TCMP_STATE_IDLE;
 	return TCMP_OK;
 }
 
@@ -499,12 +546,7 @@ static void handle_command(const uint8_t *p, size_t len)
 		handle_drain(body, body_len);
 		return;
 	case TCMP_CMD_DONE:
-		if (core.state == TCMP_STATE_RUNNING) {
-			send_reply(type, TCMP_ERR_BUSY);
-			return;
-		}
-		core.state = TCMP_STATE_IDLE;
-		send_reply(type, TCMP_OK);
+		send_reply(type, tcmp_done());
 		return;
 	default:
 		send_reply(type, TCMP_ERR_UNKNOWN);

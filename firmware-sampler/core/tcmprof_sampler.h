@@ -189,6 +189,7 @@ struct tcmp_status {
 	uint32_t capacity; /* records */
 	uint32_t taken, dropped, stored;
 	uint32_t held_from;
+	uint8_t sending; /* a frame to the host is waiting in tcmp_port_write */
 };
 
 /*
@@ -196,9 +197,10 @@ struct tcmp_status {
  * timer interrupt is enabled. Thread context.
  *
  * All thread-context functions below (tcmp_init, tcmp_rx*, tcmp_poll,
- * tcmp_start, tcmp_stop, tcmp_get_status) share state without locks: call
- * them from one thread, or serialise them (e.g. a shell thread taking the
- * same mutex as the sampler thread).
+ * tcmp_start, tcmp_stop, tcmp_done, tcmp_get_status) share state without
+ * locks: call them from one thread, or serialise them (e.g. a shell thread
+ * taking the same mutex as the sampler thread; tcmp_port_write says when
+ * that mutex may be released).
  */
 void tcmp_init(const struct tcmp_port_config *cfg);
 
@@ -220,12 +222,30 @@ void tcmp_rx(const uint8_t *data, size_t len);
 void tcmp_poll(void);
 
 /*
- * Local control, the same as the START/STOP commands (for a port's shell or
+ * Local control, as the START, STOP and DONE commands (for a port's shell or
  * a self-test). Return a TCMP_OK / TCMP_ERR_* status. Thread context.
+ *
+ * None of them sends anything, so a port may call them from a second thread
+ * while the first waits in tcmp_port_write (see there):
+ *   - tcmp_start: TCMP_ERR_BUSY unless idle, and while a frame is being sent;
+ *   - tcmp_stop: stops the timer; a snapshot is held at once, a stream's last
+ *     records, THREADS and END go out with the next tcmp_poll();
+ *   - tcmp_done: releases held records (state IDLE); TCMP_ERR_BUSY while a
+ *     run is active or a frame is being sent;
+ *   - tcmp_get_status: always.
  */
 uint8_t tcmp_start(const struct tcmp_start_args *args);
 uint8_t tcmp_stop(void);
+uint8_t tcmp_done(void);
 void tcmp_get_status(struct tcmp_status *out);
+
+/*
+ * The descriptor of a GNU build-id ELF note (what ld --build-id writes into
+ * .note.gnu.build-id: namesz, descsz, type 3, "GNU", the id) at note, size
+ * bytes, for tcmp_port_config.build_id; NULL and *len = 0 when the bytes are
+ * not one (no note linked in, a foreign note, an id over TCMP_MAX_BUILD_ID).
+ */
+const uint8_t *tcmp_gnu_build_id(const uint8_t *note, size_t size, uint8_t *len);
 
 /*
  * The sample itself, in plain C so host tests can call it with synthetic
@@ -297,7 +317,12 @@ void tcmp_port_timer_stop(void);
 
 /*
  * tcmp_port_write: send len bytes to the host, in order, blocking until they
- * are queued. Only called from tcmp_rx*, tcmp_poll and tcmp_start/stop.
+ * are queued. Only called from tcmp_rx* and tcmp_poll, i.e. by the thread
+ * that owns the transport. A port that serialises the core with a lock
+ * should not hold it while the write waits for the host: it may release it
+ * for the wait and take it back before returning. Another thread may then
+ * call only tcmp_start/tcmp_stop/tcmp_done/tcmp_get_status, which the core
+ * keeps safe against the output in progress.
  */
 void tcmp_port_write(const uint8_t *data, size_t len);
 

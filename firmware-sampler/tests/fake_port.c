@@ -45,11 +45,17 @@ void tcmp_port_timer_stop(void)
 
 void tcmp_port_write(const uint8_t *data, size_t len)
 {
+	/* Only the transport's own thread sends, one frame at a time. */
+	CHECK_EQ_U(port.writing, 0);
+	port.writing++;
 	CHECK(port.out_len + len <= sizeof port.out);
-	if (port.out_len + len > sizeof port.out)
-		return;
-	memcpy(&port.out[port.out_len], data, len);
-	port.out_len += len;
+	if (port.out_len + len <= sizeof port.out) {
+		memcpy(&port.out[port.out_len], data, len);
+		port.out_len += len;
+	}
+	if (port.during_write != NULL)
+		port.during_write();
+	port.writing--;
 }
 
 #if TCMP_ENABLE_THREAD

@@ -31,6 +31,10 @@ struct fake_port {
 	uint32_t current_thread;
 	const struct fake_thread *threads;
 	size_t nthreads;
+	/* Called inside every tcmp_port_write, after the bytes are taken: where
+	 * a port that waits for the host lets other threads into the core. */
+	void (*during_write)(void);
+	int writing; /* tcmp_port_write calls in progress (nested ones fail) */
 };
 extern struct fake_port port;
 

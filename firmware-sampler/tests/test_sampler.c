@@ -680,6 +680,206 @@ static void test_bytes_per_sample(void)
 	CHECK(flat > 2.36 && flat < 2.5);
 }
 
+/* ---- local control while a frame waits for the host ---- */
+
+/*
+ * What another thread (a shell) sees and does while the transport's thread
+ * waits in tcmp_port_write: the window a port opens when it releases its
+ * core lock for the wait (zephyr/src/tcmprof_zephyr.c). Run from the fake
+ * port's write hook; tcmp_port_write itself fails the test if any of these
+ * sends.
+ */
+#define SHELL_ANY_STATE 0xFFu
+static struct {
+	uint32_t calls;
+	uint8_t want_state; /* or SHELL_ANY_STATE */
+	int stop; /* also call tcmp_stop */
+} shell;
+
+static void shell_during_write(void)
+{
+	shell.calls++;
+	struct tcmp_status st = status();
+	CHECK_EQ_U(st.sending, 1);
+	if (shell.want_state != SHELL_ANY_STATE)
+		CHECK_EQ_U(st.state, shell.want_state);
+	struct tcmp_start_args a = {.rate_hz = 1000, .fields = TCMP_FIELD_PC};
+	CHECK_EQ_U(tcmp_start(&a), TCMP_ERR_BUSY);
+	CHECK_EQ_U(tcmp_done(), TCMP_ERR_BUSY);
+	if (shell.stop)
+		CHECK_EQ_U(tcmp_stop(), TCMP_OK);
+}
+
+static void test_drain_unchanged_by_local_control_while_sending(void)
+{
+	fake_reset(NULL);
+	static const struct fake_thread t[2] = {{0x20001000u, "main"}, {0x20002000u, "idle"}};
+	port.threads = t;
+	port.nthreads = 2;
+	const uint8_t all = TCMP_FIELD_PC | TCMP_FIELD_LR | TCMP_FIELD_EXC | TCMP_FIELD_THREAD;
+	CHECK_EQ_U(start(10000, 25, all, TCMP_MODE_SNAPSHOT, 3000, 0), TCMP_OK);
+	for (uint32_t i = 0; i < 3000; i++) {
+		port.current_thread = t[i % 2].id;
+		fake_sample(pc_of(i), pc_of(i + 1) | 1u, 0x01000000u | (i % 3 ? 0u : 16u + 9u));
+	}
+	tcmp_poll();
+	CHECK_EQ_U(status().state, TCMP_STATE_HOLDING);
+	CHECK_EQ_U(status().sending, 0);
+
+	/* The same DRAIN undisturbed, then with a shell busy at every write. */
+	CHECK_EQ_U(drain(0, 0), TCMP_OK);
+	static uint8_t quiet[64 << 10];
+	size_t quiet_len = port.out_len;
+	CHECK(quiet_len <= sizeof quiet && quiet_len > 3000);
+	memcpy(quiet, port.out, quiet_len < sizeof quiet ? quiet_len : sizeof quiet);
+	port.out_len = 0;
+
+	memset(&shell, 0, sizeof shell);
+	shell.want_state = TCMP_STATE_HOLDING;
+	shell.stop = 1; /* no run: harmless */
+	port.during_write = shell_during_write;
+	CHECK_EQ_U(drain(0, 0), TCMP_OK);
+	port.during_write = NULL;
+	size_t n = fake_frames(frames, 4096, NULL, 0);
+	CHECK_EQ_U(shell.calls, n); /* one window per frame */
+	CHECK(n > 10);
+	CHECK_EQ_U(port.out_len, quiet_len);
+	CHECK(memcmp(port.out, quiet, quiet_len) == 0);
+	port.out_len = 0;
+
+	/* Outside a write the shell's DONE works, as the host's does. */
+	struct tcmp_status st = status();
+	CHECK_EQ_U(st.sending, 0);
+	CHECK_EQ_U(tcmp_done(), TCMP_OK);
+	CHECK_EQ_U(status().state, TCMP_STATE_IDLE);
+	CHECK_EQ_U(port.out_len, 0);
+	CHECK_EQ_U(drain(0, 0), TCMP_ERR_UNAVAILABLE);
+}
+
+static void test_local_stop_of_a_stream_while_sending(void)
+{
+	const uint32_t total = 5000;
+	got_pc = calloc(total, sizeof *got_pc);
+	got_next = 0;
+	fake_reset(NULL);
+	CHECK_EQ_U(start(10000, 25, TCMP_FIELD_PC, TCMP_MODE_STREAM, 0, 0), TCMP_OK);
+	for (uint32_t i = 0; i < 1000; i++)
+		fake_sample(pc_of(i), 0, 0);
+
+	/* The shell stops the run while the first DATA frame waits. */
+	memset(&shell, 0, sizeof shell);
+	shell.want_state = TCMP_STATE_RUNNING;
+	shell.stop = 1;
+	port.during_write = shell_during_write;
+	tcmp_poll();
+	port.during_write = NULL;
+	CHECK(shell.calls >= 1);
+	CHECK_EQ_U(port.timer_running, 0);
+	/* Samples pending in the NVIC after the stop are ignored. */
+	for (uint32_t i = 1000; i < 1010; i++)
+		fake_sample(pc_of(i), 0, 0);
+	size_t end_at, n;
+	collect(TCMP_FIELD_PC, &end_at, &n);
+	CHECK_EQ_U(end_at, SIZE_MAX); /* the END is the next poll's */
+	CHECK_EQ_U(status().state, TCMP_STATE_RUNNING);
+
+	/* The transport's thread sends the rest and END on its next poll. The
+	 * state is IDLE while END goes out; START must still wait for it. */
+	shell.want_state = SHELL_ANY_STATE;
+	shell.stop = 0;
+	port.during_write = shell_during_write;
+	tcmp_poll();
+	port.during_write = NULL;
+	collect(TCMP_FIELD_PC, &end_at, &n);
+	CHECK(end_at != SIZE_MAX);
+	if (end_at != SIZE_MAX) {
+		CHECK_EQ_U(frames[end_at].p[1], TCMP_END_STREAM_STOPPED);
+		CHECK_EQ_U(le32(&frames[end_at].p[10]), 1000); /* taken */
+		CHECK_EQ_U(le32(&frames[end_at].p[14]), 0);    /* dropped */
+	}
+	CHECK_EQ_U(got_next, 1000);
+	for (uint32_t i = 0; i < got_next; i++)
+		if (got_pc[i] != pc_of(i)) {
+			CHECK_EQ_U(got_pc[i], pc_of(i));
+			break;
+		}
+	CHECK_EQ_U(status().state, TCMP_STATE_IDLE);
+	free(got_pc);
+}
+
+static void test_local_stop_and_done(void)
+{
+	fake_reset(NULL);
+	struct tcmp_start_args a = {.rate_hz = 10000, .jitter_pct = 25, .fields = TCMP_FIELD_PC};
+	CHECK_EQ_U(tcmp_start(&a), TCMP_OK);
+	CHECK_EQ_U(tcmp_done(), TCMP_ERR_BUSY); /* running */
+	for (uint32_t i = 0; i < 100; i++)
+		fake_sample(pc_of(i), 0, 0);
+	/* A snapshot is held at once, and nothing is sent. */
+	CHECK_EQ_U(tcmp_stop(), TCMP_OK);
+	CHECK_EQ_U(status().state, TCMP_STATE_HOLDING);
+	CHECK_EQ_U(status().stored, 100);
+	CHECK_EQ_U(port.timer_running, 0);
+	CHECK_EQ_U(port.out_len, 0);
+	CHECK_EQ_U(tcmp_start(&a), TCMP_ERR_BUSY); /* holding */
+	CHECK_EQ_U(tcmp_done(), TCMP_OK);
+	CHECK_EQ_U(status().state, TCMP_STATE_IDLE);
+	CHECK_EQ_U(tcmp_done(), TCMP_OK); /* idle: again harmless */
+	CHECK_EQ_U(tcmp_start(&a), TCMP_OK);
+	CHECK_EQ_U(status().stored, 0);
+}
+
+/* ---- the build-id note ---- */
+
+/* A note as ld --build-id=sha1 lays it out (binutils' ld/ldbuildid.c,
+ * checked against readelf -n by zephyr/tests/itcm_check.sh). */
+static size_t build_id_note(uint8_t *out, uint32_t namesz, uint32_t descsz, uint32_t type)
+{
+	memset(out, 0, 64);
+	tcmp_put_u32(out, namesz);
+	tcmp_put_u32(out + 4, descsz);
+	tcmp_put_u32(out + 8, type);
+	memcpy(out + 12, "GNU", 4);
+	for (uint32_t i = 0; i < descsz && i < 40; i++)
+		out[16 + i] = (uint8_t)(0xA0 + i);
+	return 16 + descsz;
+}
+
+static void test_gnu_build_id_note(void)
+{
+	uint8_t note[64];
+	uint8_t len = 99;
+	size_t size = build_id_note(note, 4, 20, 3);
+	const uint8_t *id = tcmp_gnu_build_id(note, size, &len);
+	CHECK(id == note + 16);
+	CHECK_EQ_U(len, 20);
+	/* An md5 id (16 bytes) and a longer section (padding after the note). */
+	size = build_id_note(note, 4, 16, 3);
+	id = tcmp_gnu_build_id(note, size + 8, &len);
+	CHECK(id == note + 16);
+	CHECK_EQ_U(len, 16);
+
+	/* Nothing linked in, cut short, another note type, oversized. */
+	CHECK(tcmp_gnu_build_id(NULL, 0, &len) == NULL);
+	CHECK_EQ_U(len, 0);
+	size = build_id_note(note, 4, 20, 3);
+	len = 99;
+	CHECK(tcmp_gnu_build_id(note, 0, &len) == NULL);
+	CHECK_EQ_U(len, 0);
+	CHECK(tcmp_gnu_build_id(note, 11, &len) == NULL);
+	CHECK(tcmp_gnu_build_id(note, size - 1, &len) == NULL);
+	CHECK_EQ_U(len, 0);
+	build_id_note(note, 4, 20, 1);
+	CHECK(tcmp_gnu_build_id(note, size, &len) == NULL);
+	build_id_note(note, 0xFFFFFFF0u, 20, 3); /* name size past the end */
+	CHECK(tcmp_gnu_build_id(note, size, &len) == NULL);
+	size = build_id_note(note, 4, TCMP_MAX_BUILD_ID + 4, 3);
+	CHECK(tcmp_gnu_build_id(note, size, &len) == NULL);
+	build_id_note(note, 4, 0, 3);
+	CHECK(tcmp_gnu_build_id(note, 16, &len) == NULL);
+	CHECK_EQ_U(len, 0);
+}
+
 const struct test_case sampler_tests[] = {
 	{"sampler/jitter_bounds_and_mean", test_jitter_bounds_and_mean},
 	{"sampler/timer_acked_on_every_interrupt", test_timer_acked_on_every_interrupt},
@@ -694,5 +894,10 @@ const struct test_case sampler_tests[] = {
 	{"sampler/duration_to_count", test_duration_to_count},
 	{"sampler/frames_never_exceed_512", test_frames_never_exceed_512},
 	{"sampler/bytes_per_sample", test_bytes_per_sample},
+	{"sampler/drain_unchanged_by_local_control_while_sending",
+	 test_drain_unchanged_by_local_control_while_sending},
+	{"sampler/local_stop_of_a_stream_while_sending", test_local_stop_of_a_stream_while_sending},
+	{"sampler/local_stop_and_done", test_local_stop_and_done},
+	{"sampler/gnu_build_id_note", test_gnu_build_id_note},
 	{NULL, NULL},
 };

@@ -4,8 +4,6 @@
  * Zephyr zero-latency IRQ), UART 0 as the host link, the demo kernel's
  * threads for the THREAD field, and the image's GNU build-id.
  */
-#include <string.h>
-
 #include "cmsdk.h"
 #include "kernel.h"
 #include "port.h"
@@ -18,28 +16,6 @@
 /* The .note.gnu.build-id section (see ld/teensy_qemu.ld). */
 extern const uint8_t __build_id_note_start[], __build_id_note_end[];
 
-struct elf_note {
-	uint32_t namesz, descsz, type;
-	uint8_t name[]; /* then the descriptor, 4-byte aligned */
-};
-
-/* The build-id bytes, or NULL when the image was linked without --build-id. */
-static const uint8_t *build_id(uint8_t *len)
-{
-	const struct elf_note *note = (const struct elf_note *)__build_id_note_start;
-	size_t size = (size_t)(__build_id_note_end - __build_id_note_start);
-	*len = 0;
-	if (size < sizeof(*note)) {
-		return NULL;
-	}
-	size_t desc_at = sizeof(*note) + ((note->namesz + 3u) & ~3u);
-	if (note->type != 3 /* NT_GNU_BUILD_ID */ || desc_at + note->descsz > size) {
-		return NULL;
-	}
-	*len = (uint8_t)note->descsz;
-	return (const uint8_t *)note + desc_at;
-}
-
 void sampler_port_init(void)
 {
 	struct tcmp_port_config cfg = {
@@ -49,7 +25,9 @@ void sampler_port_init(void)
 		.max_interval_ticks = UINT32_MAX,
 		.default_rate_hz = SAMPLER_DEFAULT_RATE_HZ,
 	};
-	cfg.build_id = build_id(&cfg.build_id_len);
+	cfg.build_id = tcmp_gnu_build_id(__build_id_note_start,
+					 (size_t)(__build_id_note_end - __build_id_note_start),
+					 &cfg.build_id_len);
 	tcmp_init(&cfg);
 }
 
