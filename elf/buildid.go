@@ -12,7 +12,8 @@ const ntGNUBuildID = 3
 
 // BuildID returns the GNU build-id of f (ld --build-id): 20 bytes for the
 // default sha1. It returns nil, nil when f has none, which is the Zephyr
-// default unless CONFIG_LINKER_GNU_BUILD_ID is set. A capture records the
+// default unless the tcmprof module (CONFIG_TCMPROF_SAMPLER_BUILD_ID, on by
+// default) or CONFIG_LINKER_GNU_BUILD_ID adds one. A capture records the
 // build-id so that profiling it later against another build is detected.
 func BuildID(f *goelf.File) ([]byte, error) {
 	for _, s := range f.Sections {

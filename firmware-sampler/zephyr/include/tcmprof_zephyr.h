@@ -9,14 +9,19 @@
 
 #include "tcmprof_sampler.h"
 
-/* Same as tcmp_start/tcmp_stop/tcmp_get_status, under the port's core lock. */
+/*
+ * Same as tcmp_start/tcmp_stop/tcmp_get_status, under the port's core lock
+ * (they never wait for the transport). A stream stopped here sends its end
+ * from the sampler thread within CONFIG_TCMPROF_SAMPLER_POLL_MS.
+ */
 uint8_t tcmprof_zephyr_start(const struct tcmp_start_args *args);
 uint8_t tcmprof_zephyr_stop(void);
 void tcmprof_zephyr_status(struct tcmp_status *out);
 
 /*
  * Releases the records of a stopped run (as the DONE command does).
- * Returns TCMP_OK, or TCMP_ERR_BUSY while a run is active.
+ * Returns TCMP_OK, or TCMP_ERR_BUSY while a run is active or a frame to the
+ * host is waiting to be sent.
  */
 uint8_t tcmprof_zephyr_clear(void);
 

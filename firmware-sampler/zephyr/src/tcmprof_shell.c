@@ -19,11 +19,24 @@ static const char *const status_names[] = {
 	[TCMP_ERR_MALFORMED] = "malformed",
 };
 
+/* Why the host has not taken the sampler's last frame yet. */
+static const char sending_note[] = "a frame to the host is waiting for the transport "
+				   "(is the host reading the tcmprof port?)";
+
 static int report(const struct shell *sh, const char *what, uint8_t status)
 {
+	struct tcmp_status st;
+
 	if (status == TCMP_OK) {
 		shell_print(sh, "%s: ok", what);
 		return 0;
+	}
+	if (status == TCMP_ERR_BUSY) {
+		tcmprof_zephyr_status(&st);
+		if (st.sending) {
+			shell_error(sh, "%s: busy: %s", what, sending_note);
+			return -EBUSY;
+		}
 	}
 	shell_error(sh, "%s: %s", what,
 		    status < ARRAY_SIZE(status_names) ? status_names[status] : "error");
@@ -149,6 +162,9 @@ static int cmd_status(const struct shell *sh, size_t argc, char **argv)
 		    st.mean_interval_ticks != 0 ? timer_hz / st.mean_interval_ticks : 0);
 	shell_print(sh, "capacity %u records; taken %u, dropped %u, stored %u, held from %u",
 		    st.capacity, st.taken, st.dropped, st.stored, st.held_from);
+	if (st.sending) {
+		shell_print(sh, "%s", sending_note);
+	}
 	return 0;
 }
 
@@ -157,8 +173,9 @@ SHELL_STATIC_SUBCMD_SET_CREATE(tcmprof_cmds,
 		      "Start a run: start [rate_hz] [pc,lr,exc,thread] [snapshot|stream]\n"
 		      "Defaults come from CONFIG_TCMPROF_SAMPLER_*.",
 		      cmd_start, 1, 3),
-	SHELL_CMD_ARG(stop, NULL, "Stop the run (a snapshot is then held for DRAIN)", cmd_stop, 1,
-		      0),
+	SHELL_CMD_ARG(stop, NULL,
+		      "Stop the run (a snapshot is then held for DRAIN; a stream sends its end)",
+		      cmd_stop, 1, 0),
 	SHELL_CMD_ARG(status, NULL, "Show state and counters", cmd_status, 1, 0),
 	SHELL_CMD_ARG(clear, NULL, "Release held records (as the host's DONE)", cmd_clear, 1, 0),
 	SHELL_SUBCMD_SET_END);

@@ -48,21 +48,27 @@ BUILD_ASSERT(DT_REG_ADDR(PIT_NODE) == 0x40084000, "tcmprof: unexpected PIT addre
 BUILD_ASSERT(DT_HAS_CHOSEN(zephyr_itcm) && DT_HAS_CHOSEN(zephyr_dtcm),
 	     "tcmprof: the sample path needs zephyr,itcm and zephyr,dtcm chosen nodes");
 
-/* The build id ld writes with --build-id (sha1, 20 bytes) when CONFIG_LINKER_GNU_BUILD_ID is set. */
-#define GNU_BUILD_ID_SHA1_LEN 20u
-#ifdef CONFIG_LINKER_GNU_BUILD_ID
+#if defined(CONFIG_LINKER_GNU_BUILD_ID)
 /*
- * As tests/kernel/common/src/main.c calls it. The declaring header was not
- * located, so it is declared here, weak: a tree that lacks the function
- * still links, and the HEADER then says the image has no build-id (the host
- * skips the ELF check) instead of the build failing.
+ * Zephyr's own build id (newer trees), as tests/kernel/common/src/main.c
+ * calls it: the sha1 id, 20 bytes. Declared here, weak, because the
+ * declaring header was not located: a tree without the function still
+ * links, and HEADER then says the image has no build id.
  */
+#define ZEPHYR_GNU_BUILD_ID_LEN 20u
 __weak const uint8_t *sys_gnu_build_id_get(void);
+#elif defined(CONFIG_TCMPROF_SAMPLER_BUILD_ID)
+/* The note ld/tcmprof_build_id.ld places between these. */
+extern const uint8_t __tcmprof_build_id_start[], __tcmprof_build_id_end[];
 #endif
 
 static const struct device *const transport = DEVICE_DT_GET(TRANSPORT_NODE);
 
-/* All calls into the core (thread context) hold this: sampler thread and shell. */
+/*
+ * All calls into the core (thread context) hold this: the sampler thread and
+ * the shell. The sampler thread lets go of it while a write waits for the
+ * host (tcmp_port_write), which the core allows for the shell's calls.
+ */
 static K_MUTEX_DEFINE(core_lock);
 static struct tcmp_port_config port_config;
 static atomic_t core_ready;
@@ -77,6 +83,13 @@ RING_BUF_DECLARE(tcmprof_tx_ring, CONFIG_TCMPROF_SAMPLER_TX_BUFFER_SIZE);
 static struct k_spinlock ring_lock;
 static K_SEM_DEFINE(rx_ready, 0, 1);
 static K_SEM_DEFINE(tx_room, 0, 1);
+/*
+ * Set when a write gave up on a host that does not read: later writes drop
+ * at once instead of waiting the timeout again, frame after frame, until the
+ * UART takes bytes again (transport_callback clears it). A DRAIN to a dead
+ * port so ends within one timeout; its records stay held for the next DRAIN.
+ */
+static atomic_t tx_stalled;
 
 /* ---- clocks ----------------------------------------------------------- */
 
@@ -154,9 +167,13 @@ void tcmp_port_list_threads(tcmp_thread_emit_fn emit, void *ctx)
 }
 #endif
 
+/*
+ * The core calls this only from tcmp_rx/tcmp_poll, i.e. from the sampler
+ * thread holding core_lock (sampler_step).
+ */
 void tcmp_port_write(const uint8_t *data, size_t len)
 {
-	while (len > 0) {
+	for (;;) {
 		k_spinlock_key_t key = k_spin_lock(&ring_lock);
 		uint32_t queued = ring_buf_put(&tcmprof_tx_ring, data, len);
 
@@ -164,16 +181,27 @@ void tcmp_port_write(const uint8_t *data, size_t len)
 		uart_irq_tx_enable(transport);
 		data += queued;
 		len -= queued;
-		if (len > 0 &&
-		    k_sem_take(&tx_room, K_MSEC(CONFIG_TCMPROF_SAMPLER_TX_TIMEOUT_MS)) != 0) {
+		if (len == 0 || atomic_get(&tx_stalled)) {
+			break;
+		}
+		/*
+		 * Wait for room without the lock, so that the shell's commands
+		 * get in meanwhile (the core keeps them safe: it has marked
+		 * this frame as being sent).
+		 */
+		k_mutex_unlock(&core_lock);
+		int err = k_sem_take(&tx_room, K_MSEC(CONFIG_TCMPROF_SAMPLER_TX_TIMEOUT_MS));
+
+		k_mutex_lock(&core_lock, K_FOREVER);
+		if (err != 0) {
 			/*
 			 * Nobody reads the port. Dropping the rest loses at most
 			 * this frame, which the host sees as a gap or garbage and
-			 * resynchronises on the next 0x00; blocking would stall
-			 * the sampler thread and every shell command.
+			 * resynchronises on the next 0x00.
 			 */
-			LOG_WRN("transport stalled, %zu bytes dropped", len);
-			return;
+			atomic_set(&tx_stalled, 1);
+			LOG_WRN("transport: the host stopped reading; output is dropped until it reads");
+			break;
 		}
 	}
 }
@@ -217,6 +245,7 @@ static void transport_callback(const struct device *dev, void *user_data)
 				key = k_spin_lock(&ring_lock);
 				ring_buf_get(&tcmprof_tx_ring, NULL, sent);
 				k_spin_unlock(&ring_lock, key);
+				atomic_clear(&tx_stalled);
 				k_sem_give(&tx_room);
 			}
 		}
@@ -255,10 +284,17 @@ static void init_core(void)
 		/* Different runs of the same image should not share a jitter sequence. */
 		.seed = k_cycle_get_32() | 1u,
 	};
-#ifdef CONFIG_LINKER_GNU_BUILD_ID
+#if defined(CONFIG_LINKER_GNU_BUILD_ID)
 	port_config.build_id = sys_gnu_build_id_get != NULL ? sys_gnu_build_id_get() : NULL;
-	port_config.build_id_len = port_config.build_id != NULL ? GNU_BUILD_ID_SHA1_LEN : 0;
+	port_config.build_id_len = port_config.build_id != NULL ? ZEPHYR_GNU_BUILD_ID_LEN : 0;
+#elif defined(CONFIG_TCMPROF_SAMPLER_BUILD_ID)
+	port_config.build_id = tcmp_gnu_build_id(
+		__tcmprof_build_id_start,
+		(size_t)(__tcmprof_build_id_end - __tcmprof_build_id_start), &port_config.build_id_len);
 #endif
+	if (port_config.build_id == NULL) {
+		LOG_WRN("no GNU build id in the image: captures cannot be matched to their ELF");
+	}
 	tcmp_init(&port_config);
 
 	/*
@@ -275,15 +311,12 @@ static void init_core(void)
 		port_config.cpu_hz, TCMP_BUFFER_WORDS);
 }
 
-static void sampler_thread(void *p1, void *p2, void *p3)
+/* The core set up and the transport listening; false if it is not ready. */
+static bool sampler_setup(void)
 {
-	ARG_UNUSED(p1);
-	ARG_UNUSED(p2);
-	ARG_UNUSED(p3);
-
 	if (!device_is_ready(transport)) {
 		LOG_ERR("transport %s not ready", transport->name);
-		return;
+		return false;
 	}
 	k_mutex_lock(&core_lock, K_FOREVER);
 	init_core();
@@ -291,21 +324,44 @@ static void sampler_thread(void *p1, void *p2, void *p3)
 
 	uart_irq_callback_user_data_set(transport, transport_callback, NULL);
 	uart_irq_rx_enable(transport);
+	return true;
+}
 
+/* One round: commands from the host, then streaming and run ends. */
+static void sampler_step(void)
+{
+	/* Woken by received bytes, else often enough to stream. */
+	(void)k_sem_take(&rx_ready, K_MSEC(CONFIG_TCMPROF_SAMPLER_POLL_MS));
+	k_mutex_lock(&core_lock, K_FOREVER);
+	feed_received_bytes();
+	tcmp_poll();
+	k_mutex_unlock(&core_lock);
+}
+
+static void sampler_thread(void *p1, void *p2, void *p3)
+{
+	ARG_UNUSED(p1);
+	ARG_UNUSED(p2);
+	ARG_UNUSED(p3);
+
+	if (!sampler_setup()) {
+		return;
+	}
 	for (;;) {
-		/* Woken by received bytes, else often enough to stream. */
-		(void)k_sem_take(&rx_ready, K_MSEC(CONFIG_TCMPROF_SAMPLER_POLL_MS));
-		k_mutex_lock(&core_lock, K_FOREVER);
-		feed_received_bytes();
-		tcmp_poll();
-		k_mutex_unlock(&core_lock);
+		sampler_step();
 	}
 }
 
 K_THREAD_DEFINE(tcmprof_sampler, CONFIG_TCMPROF_SAMPLER_THREAD_STACK_SIZE, sampler_thread, NULL,
 		NULL, NULL, CONFIG_TCMPROF_SAMPLER_THREAD_PRIORITY, 0, 0);
 
-/* ---- local control (shell) -------------------------------------------- */
+/*
+ * ---- local control (shell) --------------------------------------------
+ *
+ * These take core_lock, which the sampler thread holds only between its
+ * waits: never while a write waits for the host. None of the core calls
+ * below sends anything.
+ */
 
 uint8_t tcmprof_zephyr_start(const struct tcmp_start_args *args)
 {
@@ -346,26 +402,13 @@ void tcmprof_zephyr_status(struct tcmp_status *out)
 
 uint8_t tcmprof_zephyr_clear(void)
 {
-	struct tcmp_status st;
-	uint8_t status = TCMP_OK;
+	uint8_t status;
 
 	if (!atomic_get(&core_ready)) {
 		return TCMP_ERR_UNAVAILABLE;
 	}
 	k_mutex_lock(&core_lock, K_FOREVER);
-	tcmp_get_status(&st);
-	if (st.state == TCMP_STATE_RUNNING) {
-		status = TCMP_ERR_BUSY;
-	} else {
-		/*
-		 * The core has no local DONE; re-initialising it is the same
-		 * state change. The timer is stopped, but an interrupt may
-		 * still be pending in the NVIC: keep it out meanwhile.
-		 */
-		irq_disable(PIT_IRQ);
-		tcmp_init(&port_config);
-		irq_enable(PIT_IRQ);
-	}
+	status = tcmp_done();
 	k_mutex_unlock(&core_lock);
 	return status;
 }

@@ -4,12 +4,18 @@
 # tcmprof_zephyr_config.h (over stand-ins for the three Zephyr headers it
 # includes, tests/zephyr_stub/), then links it with ITCM at 0x0, flash at
 # 0x60000000 and DTCM at 0x20000000 and checks, at every optimisation level
-# a Zephyr build may use (CONFIG_NO_OPTIMIZATIONS -O0, DEBUG -Og, SIZE -Os,
-# SPEED -O2):
+# a Zephyr build may use (cmake/compiler/gcc/compiler_flags.cmake:
+# no_optimization -O0, optimization_debug -Og, _size -Os, _speed -O2,
+# _size_aggressive -Oz, _fast -Ofast):
 #   - the entry, the sample body and the timer hook are in .itcm;
 #   - code in .itcm branches only within .itcm (no libc helper, no veneer)
 #     and refers only to .itcm, .dtcm_bss and _kernel;
 #   - the record buffer is in .dtcm_bss.
+# The link also takes ../ld/tcmprof_build_id.ld (through the linker-script
+# macros Zephyr defines, tests/zephyr_stub/linker_tool.h) after Zephyr's
+# --build-id=none and the module's later --build-id=sha1, and checks with
+# readelf that the note exists and lies exactly between the symbols the port
+# reads it by, in flash.
 # Prints "N passed, M failed"; exits 1 on any failure.
 set -u
 
@@ -17,9 +23,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 zephyr=$(dirname "$here")
 core=$(dirname "$zephyr")/core
 work=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT
 CC=${ARM_CC:-arm-none-eabi-gcc}
-OPT_LEVELS=${OPT_LEVELS:--O0 -Og -Os -O2}
+OPT_LEVELS=${OPT_LEVELS:--O0 -Og -Os -O2 -Oz -Ofast}
 
 passed=0
 failed=0
@@ -33,7 +39,8 @@ in_range() { # in_range HEX LO HI
 }
 
 # The linker script: the memory map of the RT1062 and the output sections
-# Zephyr's Cortex-M script gives .itcm and .dtcm_bss.
+# Zephyr's Cortex-M script gives .itcm and .dtcm_bss, plus the module's
+# build-id fragment as Zephyr includes it (zephyr_linker_sources SECTIONS).
 {
 	cat <<'LD'
 MEMORY {
@@ -48,6 +55,7 @@ SECTIONS {
 	.dtcm_bss (NOLOAD) : { *(.dtcm_bss) *(.dtcm_bss.*) } > DTCM
 	.bss (NOLOAD) : { *(.data .data.*) *(.bss .bss.*) *(COMMON) } > RAM
 LD
+	cpp -P -include "$here/zephyr_stub/linker_tool.h" "$zephyr/ld/tcmprof_build_id.ld"
 	echo "}"
 } > "$work/link.ld"
 
@@ -82,9 +90,12 @@ check_level() { # check_level -Ox
 	done
 	result "compiles_for_cortex_m7$opt" "$ok" "$msg"
 
+	# Zephyr's toolchain_ld_base adds --build-id=none; the module's
+	# zephyr_ld_options come later on the command line and win.
 	# shellcheck disable=SC2086
 	if ! $CC $cflags -nostartfiles -Wl,--gc-sections -Wl,-e,tcmp_sample_isr -Wl,-u,tcmp_init \
 		-Wl,-u,tcmp_rx -Wl,-u,tcmp_poll -Wl,-u,tcmp_start -Wl,-u,tcmp_stop \
+		-Wl,--build-id=none -Wl,--build-id=sha1 \
 		-T "$work/link.ld" -o "$dir/path.elf" "$dir"/*.o 2> "$dir/ld.err"; then
 		result "links$opt" 0 "$(head -n 5 "$dir/ld.err")"
 		return
@@ -141,6 +152,27 @@ check_level() { # check_level -Ox
 	a=$(addr buffer)
 	in_range "$a" 0x20000000 0x20020000 && ok=1 || ok=0
 	result "buffer_in_dtcm$opt" "$ok" "buffer at 0x${a:-none}"
+
+	# The build-id note: readelf finds it (an oracle for the format), it is
+	# the whole .tcmprof_build_id section, in flash, between the symbols.
+	note_id=$(arm-none-eabi-readelf -n "$elf" | awk '/Build ID:/ { print $3 }')
+	sec=$(arm-none-eabi-readelf -S -W "$elf" |
+		awk '{ for (i = 1; i < NF; i++) if ($i == ".tcmprof_build_id") print $(i + 2), $(i + 4) }')
+	sec_addr=${sec% *}
+	sec_size=${sec#* }
+	start=$(addr __tcmprof_build_id_start)
+	end=$(addr __tcmprof_build_id_end)
+	ok=0
+	if [ ${#note_id} = 40 ] && [ -n "$sec_addr" ] && in_range "$sec_addr" 0x60000000 0x60800000 &&
+		[ "$((0x$start))" = "$((0x$sec_addr))" ] && [ "$((0x$end - 0x$start))" = "$((0x$sec_size))" ] &&
+		[ "$((0x$sec_size))" = 36 ]; then
+		# The last 20 bytes of the section are the id readelf printed.
+		got=$(arm-none-eabi-objcopy -O binary -j .tcmprof_build_id "$elf" /dev/stdout | od -An -tx1 -v |
+			tr -d ' \n' | tail -c 40)
+		[ "$got" = "$note_id" ] && ok=1
+	fi
+	result "build_id_note_between_symbols$opt" "$ok" \
+		"note ${note_id:-none}; section ${sec:-none}; symbols ${start:-none}..${end:-none}"
 }
 
 for opt in $OPT_LEVELS; do

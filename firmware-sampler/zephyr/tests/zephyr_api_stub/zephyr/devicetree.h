@@ -25,3 +25,11 @@ extern const struct device DT_N_NODELABEL_ccm_DEVICE, DT_N_NODELABEL_tcmprof_tra
 	DT_N_NODELABEL_zephyr_udc0_DEVICE;
 #define DT_NODE_HAS_PROP(node, prop) DT_CAT(DT_CAT(node, _HAS_PROP_), prop)
 #define DT_N_NODELABEL_pit0_HAS_PROP_clocks 1
+/*
+ * DT_INST_FOREACH_STATUS_OKAY(fn) expands, for the DT_DRV_COMPAT in effect,
+ * the generated DT_FOREACH_OKAY_INST_<compat>(fn), which is fn(0) fn(1) ...
+ * per okay instance (include/zephyr/devicetree.h): here the snippet's two
+ * zephyr,cdc-acm-uart nodes.
+ */
+#define DT_INST_FOREACH_STATUS_OKAY(fn) DT_CAT(DT_FOREACH_OKAY_INST_, DT_DRV_COMPAT)(fn)
+#define DT_FOREACH_OKAY_INST_zephyr_cdc_acm_uart(fn) fn(0) fn(1)

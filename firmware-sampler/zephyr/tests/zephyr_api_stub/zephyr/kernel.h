@@ -1,8 +1,18 @@
 /*
  * Declarations of the Zephyr APIs the port's glue uses, with the signatures
  * read in the Zephyr sources (zephyr/README.md lists them), so
- * syntax_check.sh can type-check the glue without a Zephyr tree. Not a
- * model: nothing here runs.
+ * standin_build.sh can compile the glue without a Zephyr tree and a call
+ * with the wrong arguments fails. Not a model: the host tests that run the
+ * glue (glue_test.c, usbd_test.c) define these in fake_zephyr.c.
+ *
+ * include/zephyr/kernel.h (a stored version of 188057 characters):
+ *   __syscall int k_mutex_lock(struct k_mutex *mutex, k_timeout_t timeout);
+ *   __syscall int k_mutex_unlock(struct k_mutex *mutex);
+ *   __syscall int k_sem_take(struct k_sem *sem, k_timeout_t timeout);
+ *   __syscall void k_sem_give(struct k_sem *sem);
+ *   void k_thread_foreach(k_thread_user_cb_t user_cb, void *user_data);
+ * The others as declared since the module's first version (long-stable
+ * APIs, not re-read for 3.7 and 4.x separately).
  */
 #pragma once
 #include <stdbool.h>
@@ -16,7 +26,9 @@
 /* toolchain/gcc.h, reached through kernel.h -> toolchain.h */
 #define __weak __attribute__((__weak__))
 
-/* sys/util_macro.h */
+/* sys/util_macro.h, sys/util.h */
+#define Z_STRINGIFY(x) #x
+#define STRINGIFY(s) Z_STRINGIFY(s)
 #define Z_IS_ENABLED1(m) Z_IS_ENABLED2(_XXXX##m)
 #define _XXXX1 _YYYY,
 #define Z_IS_ENABLED2(one_or_two) Z_IS_ENABLED3(one_or_two 1, 0)
@@ -77,9 +89,12 @@ typedef void (*k_thread_entry_t)(void *p1, void *p2, void *p3);
 #define K_THREAD_DEFINE(name, stack_size, entry, p1, p2, p3, prio, options, delay)             \
 	const k_thread_entry_t name##_entry = (entry)
 
+/* sys/atomic.h */
 typedef long atomic_t;
-long atomic_get(const atomic_t *target);
-long atomic_set(atomic_t *target, long value);
+typedef long atomic_val_t;
+atomic_val_t atomic_get(const atomic_t *target);
+atomic_val_t atomic_set(atomic_t *target, atomic_val_t value);
+atomic_val_t atomic_clear(atomic_t *target);
 
 /* irq.h */
 #define IRQ_ZERO_LATENCY (1u << 0)
