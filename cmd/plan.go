@@ -142,7 +142,7 @@ func runPlan(o *planOptions, s Streams) error {
 			return err
 		}
 	}
-	return writePlanSummary(s.Out, plan)
+	return place.WriteSummary(s.Out, plan)
 }
 
 // validate checks the format/output pairs and sets the layout they need
@@ -229,46 +229,6 @@ func writePlan(path, format string, p *place.Plan) ([]linker.Skip, error) {
 		}
 	}
 	return skipped, nil
-}
-
-func writePlanSummary(w io.Writer, p *place.Plan) error {
-	pr := p.Prediction
-	fmt.Fprintf(w, "plan (%s layout): %d functions, %d bytes of the %d-byte budget (code %d, padding %d, %d veneers in ITCM, %d ITCM veneers removed)\n",
-		p.Layout, pr.Functions, pr.Bytes, p.Budget, pr.Code, pr.Padding, pr.ITCMStubs, pr.RemovedStubs)
-	fmt.Fprintf(w, "ITCM use: %d of %d bytes predicted (%d before)\n", pr.ITCMUsed, p.ITCMSize, p.ITCMUsed)
-	fmt.Fprintf(w, "busy samples covered: %d of %d (%.1f %%)\n", pr.Samples, p.BusySamples, 100*pr.Share)
-	proof := "proven optimal under the cost model"
-	if !p.Optimal {
-		proof = fmt.Sprintf("search stopped early; no plan covers more than %d samples", p.UpperBound)
-	}
-	fmt.Fprintf(w, "exact plan: %s\n", proof)
-	fmt.Fprintf(w, "greedy by samples per byte: %d functions, %d bytes, %d samples (%.1f %%)\n",
-		p.Greedy.Functions, p.Greedy.Bytes, p.Greedy.Samples, 100*p.Greedy.Share)
-	fmt.Fprintf(w, "veneers in the image: %d now, %d predicted\n", p.VeneersBefore, pr.Veneers)
-	if len(p.Entries) > 0 {
-		fmt.Fprintln(w, "\nplanned:")
-		for _, e := range p.Entries {
-			fmt.Fprintf(w, "  %6d samples  %5d B  %s\n", e.Samples, e.Size, e.Key)
-		}
-	}
-	var sampled []place.Exclusion
-	for _, x := range p.Excluded {
-		if x.Samples > 0 && x.Reason != place.ReasonFewSamples {
-			sampled = append(sampled, x)
-		}
-	}
-	if len(sampled) > 0 {
-		fmt.Fprintln(w, "\nnot planned although sampled:")
-		for _, x := range sampled {
-			detail := x.Reason
-			if x.Detail != "" {
-				detail += ": " + x.Detail
-			}
-			fmt.Fprintf(w, "  %6d samples  %s (%s)\n", x.Samples, x.Key, detail)
-		}
-	}
-	fmt.Fprintln(w, "\nbenefit by budget:")
-	return place.WriteCurveTable(w, p.Curve)
 }
 
 // parseSize reads a byte count: "4096", "0x1000", "32K", "32KiB", "1M",

@@ -7,24 +7,59 @@ import (
 	"strings"
 )
 
-// WriteSummary prints what a plan predicts, next to the greedy plan, and
-// why functions were left out, counted by reason.
+// WriteSummary prints what a plan predicts (ITCM use, share of busy samples
+// covered, whether it is proven optimal), the greedy samples-per-byte plan
+// beside it, the planned functions, why functions were left out (counted by
+// reason, and listed when they were sampled) and the benefit curve. It is
+// what "tcmprof plan" prints; the plan's warnings are the caller's to show.
 func WriteSummary(w io.Writer, p *Plan) error {
-	pr := &p.Prediction
-	var b strings.Builder
-	fmt.Fprintf(&b, "plan: %d functions, %d bytes of a %d-byte budget (code %d, padding %d, %d new ITCM veneers, %d ITCM veneers gone)\n",
-		pr.Functions, pr.Bytes, p.Budget, pr.Code, pr.Padding, pr.ITCMStubs, pr.RemovedStubs)
-	fmt.Fprintf(&b, "ITCM: %d -> %d bytes used of %d\n", p.ITCMUsed, pr.ITCMUsed, p.ITCMSize)
-	proof := "optimal under the cost model"
+	pr := p.Prediction
+	fmt.Fprintf(w, "plan (%s layout): %d functions, %d bytes of the %d-byte budget (code %d, padding %d, %d veneers in ITCM, %d ITCM veneers removed)\n",
+		p.Layout, pr.Functions, pr.Bytes, p.Budget, pr.Code, pr.Padding, pr.ITCMStubs, pr.RemovedStubs)
+	fmt.Fprintf(w, "ITCM use: %d of %d bytes predicted (%d before)\n", pr.ITCMUsed, p.ITCMSize, p.ITCMUsed)
+	fmt.Fprintf(w, "busy samples covered: %d of %d (%.1f %%)\n", pr.Samples, p.BusySamples, 100*pr.Share)
+	proof := "proven optimal under the cost model"
 	if !p.Optimal {
-		proof = fmt.Sprintf("search stopped; no plan covers more than %d", p.UpperBound)
+		proof = fmt.Sprintf("search stopped early; no plan covers more than %d samples", p.UpperBound)
 	}
-	fmt.Fprintf(&b, "covers %d of %d busy samples (%.2f%%), %s\n", pr.Samples, p.BusySamples, 100*pr.Share, proof)
-	fmt.Fprintf(&b, "greedy by density: %d functions, %d samples (%.2f%%), %d bytes\n",
-		p.Greedy.Functions, p.Greedy.Samples, 100*p.Greedy.Share, p.Greedy.Bytes)
-	fmt.Fprintf(&b, "veneers in the image: %d -> %d\n", p.VeneersBefore, pr.Veneers)
-	counts := make(map[string]int)
+	fmt.Fprintf(w, "exact plan: %s\n", proof)
+	fmt.Fprintf(w, "greedy by samples per byte: %d functions, %d bytes, %d samples (%.1f %%)\n",
+		p.Greedy.Functions, p.Greedy.Bytes, p.Greedy.Samples, 100*p.Greedy.Share)
+	fmt.Fprintf(w, "veneers in the image: %d now, %d predicted\n", p.VeneersBefore, pr.Veneers)
+	if len(p.Excluded) > 0 {
+		fmt.Fprintf(w, "not planned: %s\n", exclusionCounts(p.Excluded))
+	}
+	if len(p.Entries) > 0 {
+		fmt.Fprintln(w, "\nplanned:")
+		for _, e := range p.Entries {
+			fmt.Fprintf(w, "  %6d samples  %5d B  %s\n", e.Samples, e.Size, e.Key)
+		}
+	}
+	var sampled []Exclusion
 	for _, x := range p.Excluded {
+		if x.Samples > 0 && x.Reason != ReasonFewSamples {
+			sampled = append(sampled, x)
+		}
+	}
+	if len(sampled) > 0 {
+		fmt.Fprintln(w, "\nnot planned although sampled:")
+		for _, x := range sampled {
+			detail := x.Reason
+			if x.Detail != "" {
+				detail += ": " + x.Detail
+			}
+			fmt.Fprintf(w, "  %6d samples  %s (%s)\n", x.Samples, x.Key, detail)
+		}
+	}
+	fmt.Fprintln(w, "\nbenefit by budget:")
+	return WriteCurveTable(w, p.Curve)
+}
+
+// exclusionCounts says how many functions each reason left out, reasons in
+// alphabetical order: "1 already in ITCM, 6 boot-critical".
+func exclusionCounts(xs []Exclusion) string {
+	counts := make(map[string]int)
+	for _, x := range xs {
 		counts[x.Reason]++
 	}
 	reasons := make([]string, 0, len(counts))
@@ -32,16 +67,9 @@ func WriteSummary(w io.Writer, p *Plan) error {
 		reasons = append(reasons, r)
 	}
 	sort.Strings(reasons)
-	if len(reasons) > 0 {
-		parts := make([]string, len(reasons))
-		for i, r := range reasons {
-			parts[i] = fmt.Sprintf("%d %s", counts[r], r)
-		}
-		fmt.Fprintf(&b, "not planned: %s\n", strings.Join(parts, ", "))
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%d %s", counts[r], r)
 	}
-	for _, msg := range p.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", msg)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,70 @@
+// Package golden compares what a test got with a golden file under
+// testdata, and rewrites the file when the test runs with -update, as
+// google/pprof's internal/driver tests do:
+//
+//	go test ./cmd -run Golden -update
+//
+// then review the change with git diff. Only test code imports it; the
+// -update flag exists in the test binaries of the packages that do.
+package golden
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata with what the tests get")
+
+// Check compares got with the golden file at path. With -update it writes
+// got to path instead.
+func Check(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to write it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (if the change is right, rerun with -update and review the diff):\n%s", path, Diff(want, got))
+	}
+}
+
+// Diff shows the first lines where got departs from want, with two lines
+// of context, enough to see what changed without an external diff.
+func Diff(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
+	}
+	if i == len(w) && i == len(g) {
+		return "(equal)"
+	}
+	var b strings.Builder
+	for k := max(0, i-2); k < i; k++ {
+		fmt.Fprintf(&b, "  %4d  %s\n", k+1, w[k])
+	}
+	for k := i; k < min(len(w), i+6); k++ {
+		fmt.Fprintf(&b, "- %4d  %s\n", k+1, w[k])
+	}
+	for k := i; k < min(len(g), i+6); k++ {
+		fmt.Fprintf(&b, "+ %4d  %s\n", k+1, g[k])
+	}
+	if nw, ng := bytes.Count(want, []byte("\n")), bytes.Count(got, []byte("\n")); nw != ng {
+		fmt.Fprintf(&b, "(want %d lines, got %d)\n", nw, ng)
+	}
+	return b.String()
+}
