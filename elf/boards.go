@@ -2,6 +2,7 @@ package elf
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -136,15 +137,8 @@ func (b *Board) IsBootCopy(name string) bool { return hasOrigin(b.BootCopy, name
 
 // hasOrigin reports whether names holds name without its clone suffix.
 func hasOrigin(names []string, name string) bool {
-	if i := strings.IndexByte(name, '.'); i > 0 {
-		name = name[:i]
-	}
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
+	base, _ := SplitClone(name)
+	return slices.Contains(names, base)
 }
 
 // Validate checks that every region is non-empty, fits in 32 bits, has a

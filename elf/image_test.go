@@ -38,6 +38,37 @@ func TestSplitClone(t *testing.T) {
 	}
 }
 
+func TestNormalizeClone(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                    "",
+		".constprop.0":        ".constprop.N",
+		".constprop.3.isra.0": ".constprop.N.isra.N",
+		".part.12.cold":       ".part.N.cold",
+		".cold":               ".cold",
+		".lto_priv.0":         ".lto_priv.N",
+		".specialized.1":      ".specialized.N",
+		".constprop.0x":       ".constprop.0x", // not a clone number
+	} {
+		if got := NormalizeClone(in); got != want {
+			t.Errorf("NormalizeClone(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A board's boot list names functions; a clone of one counts as it, a
+// name that merely has a dot does not.
+func TestBootListsUseTheCloneRule(t *testing.T) {
+	b := &Board{BootCritical: []string{"ResetISR"}, BootCopy: []string{"memcpy"}}
+	for name, want := range map[string]bool{"ResetISR": true, "ResetISR.part.0": true, "ResetISR.isra.0.cold": true, "ResetISR.x": false, "ResetISRx": false} {
+		if got := b.IsBootCritical(name); got != want {
+			t.Errorf("IsBootCritical(%q) = %v", name, got)
+		}
+	}
+	if !b.IsBootCopy("memcpy.constprop.1") || b.IsBootCopy("memcpy.local") {
+		t.Error("IsBootCopy does not follow SplitClone")
+	}
+}
+
 type elfSymbol struct {
 	addr, size uint32
 	typ, bind  string

@@ -32,7 +32,9 @@ var cloneKinds = []string{"constprop", "isra", "part", "cold", "lto_priv", "clon
 // SplitClone splits a symbol name into its base and clone suffix:
 // "hash_buf.constprop.0" → ("hash_buf", ".constprop.0"),
 // "f.isra.0.cold" → ("f", ".isra.0.cold"). A name without a known clone
-// suffix is returned whole.
+// suffix is returned whole: "a.b" is a base name of its own. This is the
+// one clone rule of tcmprof: symbolization, boards' boot lists and the
+// planner's function keys all split names here.
 func SplitClone(name string) (base, clone string) {
 	for i := 1; i < len(name); i++ {
 		if name[i] != '.' {
@@ -46,6 +48,20 @@ func SplitClone(name string) (base, clone string) {
 		}
 	}
 	return name, ""
+}
+
+// NormalizeClone replaces the numbers of a clone suffix, which GCC hands
+// out afresh in every build, with N: ".constprop.3.isra.0" gives
+// ".constprop.N.isra.N", so that a clone renumbered by a rebuild is found
+// again.
+func NormalizeClone(clone string) string {
+	parts := strings.Split(clone, ".")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" && slices.Contains(cloneKinds, parts[i-1]) && strings.Trim(parts[i], "0123456789") == "" {
+			parts[i] = "N"
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 // isVeneerName recognises GNU ld's long-branch stubs, __<target>_veneer.

@@ -90,7 +90,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 			continue
 		}
 		pf := Func{
-			Key: FuncKey{Source: fn.Source, Base: fn.Base, Clone: fn.Clone}, Symbol: fn.Name,
+			Key: KeyFor(fn.Source, fn.Name), Symbol: fn.Name,
 			Addr: fn.Addr, Size: fn.Size, Align: 2, Samples: samples[fn],
 		}
 		if r, ok := src.Board.RegionOf(fn.Addr); ok {

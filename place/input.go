@@ -13,14 +13,15 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
-	"strings"
+
+	"github.com/tcmprof/tcmprof/elf"
 )
 
 // FuncKey names a function so that the name survives a rebuild: the source
 // file it was compiled from (DWARF DW_AT_name joined with DW_AT_comp_dir),
-// the symbol's base name (up to the first '.'), and the GCC clone suffix
-// (".constprop.0", ".isra.1", ".part.0", ".cold"...; empty for none).
+// the symbol's base name and the GCC clone suffix (".constprop.0",
+// ".isra.1", ".part.0", ".cold"...; empty for none), split by
+// elf.SplitClone.
 // Static functions with the same base name in different files stay apart
 // because Source differs.
 type FuncKey struct {
@@ -37,29 +38,10 @@ func (k FuncKey) String() string {
 	return name + " (" + k.Source + ")"
 }
 
-// SplitSymbol splits a symbol into its base name and clone suffix:
-// "foo.constprop.0" gives ("foo", ".constprop.0"), "foo" gives ("foo", "").
-func SplitSymbol(symbol string) (base, clone string) {
-	if i := strings.IndexByte(symbol, '.'); i > 0 {
-		return symbol[:i], symbol[i:]
-	}
-	return symbol, ""
-}
-
 // KeyFor builds the FuncKey of symbol compiled from source.
 func KeyFor(source, symbol string) FuncKey {
-	base, clone := SplitSymbol(symbol)
+	base, clone := elf.SplitClone(symbol)
 	return FuncKey{Source: source, Base: base, Clone: clone}
-}
-
-// cloneNumber matches the numbers GCC appends to clone suffixes; they are
-// renumbered from build to build, so matching ignores them.
-var cloneNumber = regexp.MustCompile(`\.(constprop|isra|part|lto_priv|cold|localalias)\.[0-9]+`)
-
-// NormalizeClone replaces clone numbers with N: ".constprop.3.isra.0" gives
-// ".constprop.N.isra.N".
-func NormalizeClone(clone string) string {
-	return cloneNumber.ReplaceAllString(clone, ".$1.N")
 }
 
 // Func is one function of the linked image, one per input section: the

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/internal/golden"
 )
 
@@ -78,6 +79,21 @@ func reasons(p *Plan) map[string]string {
 // TestExclusions checks the transitive boot closure (through a cycle), pins,
 // patterns, plain .text, non-.text sections, too few samples, and code that
 // already is in ITCM.
+// KeyFor splits names as the ELF reader does: "foo.bar" is no clone.
+func TestKeyForUsesTheELFCloneRule(t *testing.T) {
+	for sym, want := range map[string]FuncKey{
+		"foo.bar":             {Source: "s.c", Base: "foo.bar"},
+		"foo.constprop.0":     {Source: "s.c", Base: "foo", Clone: ".constprop.0"},
+		"foo.isra.0.part.1":   {Source: "s.c", Base: "foo", Clone: ".isra.0.part.1"},
+		"foo.bar.constprop.0": {Source: "s.c", Base: "foo.bar", Clone: ".constprop.0"},
+	} {
+		base, clone := elf.SplitClone(sym)
+		if got := KeyFor("s.c", sym); got != want || got.Base != base || got.Clone != clone {
+			t.Errorf("KeyFor(%q) = %+v, want %+v", sym, got, want)
+		}
+	}
+}
+
 func TestExclusions(t *testing.T) {
 	in := graphInput(false)
 	plan, err := Build(in, Options{Budget: -1, Excludes: []string{"net_*.c"}, CurveBudgets: []uint32{0, 64, 1024}})

@@ -1,5 +1,7 @@
 package place
 
+import "github.com/tcmprof/tcmprof/elf"
+
 // Match says how a plan entry was found in a (rebuilt) image.
 type Match string
 
@@ -67,9 +69,9 @@ func resolveOne(e Entry, same []*Func) Resolution {
 			return r
 		}
 	}
-	want := NormalizeClone(e.Key.Clone)
+	want := elf.NormalizeClone(e.Key.Clone)
 	for _, f := range same {
-		if NormalizeClone(f.Key.Clone) != want {
+		if elf.NormalizeClone(f.Key.Clone) != want {
 			continue
 		}
 		switch {
