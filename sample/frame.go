@@ -20,8 +20,10 @@ const (
 	minPayload = 5
 	// MaxBuildID is the longest build-id a HEADER may carry.
 	MaxBuildID = 32
-	// maxRecordSize is a record's worst-case encoded size (PC, LR, EXC, THREAD).
-	maxRecordSize = 5 + 5 + 2 + 5
+	// MaxRecordSize is a record's worst-case encoded size: varints of 5
+	// bytes for PC, LR and THREAD, 2 for EXC (at most 511). The firmware's
+	// TCMP_MAX_RECORD_BYTES; TestProtocolLimits checks they agree.
+	MaxRecordSize = 5 + 5 + 2 + 5
 )
 
 // FrameType is the first payload byte. Device frames are below 0x80,
@@ -274,6 +276,22 @@ func (h *Header) appendBody(b []byte) []byte {
 	}
 	b = append(b, byte(len(h.BuildID)))
 	return append(b, h.BuildID...)
+}
+
+// FillData is the device's fill rule (protocol.md): the DATA frame of the
+// records at the start of recs, numbered from first, that a device sends
+// together. It adds records while a worst-case record (MaxRecordSize) still
+// fits in the payload; the rest go in later frames.
+func FillData(first uint32, fields Fields, recs []Record) *Data {
+	size := 1 + 4 + 2 + 4 // type, first index, count, CRC
+	var prev Record
+	var scratch [MaxRecordSize]byte
+	n := 0
+	for n < len(recs) && size+MaxRecordSize <= MaxPayload {
+		size += len(appendRecord(scratch[:0], fields, &prev, recs[n]))
+		n++
+	}
+	return &Data{First: first, Fields: fields, Records: recs[:n]}
 }
 
 func (d *Data) appendBody(b []byte) []byte {

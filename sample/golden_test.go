@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,18 +109,26 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 	return nil
 }
 
-func TestGoldenVectors(t *testing.T) {
+// goldenVectors is vectors.json.
+type goldenVectors struct {
+	Protocol string `json:"protocol"`
+	Limits   struct {
+		MaxPayload     int `json:"max_payload"`
+		MaxRecordBytes int `json:"max_record_bytes"`
+	} `json:"limits"`
+	Files []goldenFile `json:"files"`
+}
+
+// readVectors reads vectors.json. A missing file fails the test: the
+// vectors are checked in, and without them the C/Go cross-check proves
+// nothing.
+func readVectors(t *testing.T) *goldenVectors {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(goldenDir, "vectors.json"))
-	if os.IsNotExist(err) {
-		t.Skip("no golden vectors yet in " + goldenDir)
-	}
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v (the golden vectors are checked in; python3 gen.py there writes them)", err)
 	}
-	var vectors struct {
-		Protocol string       `json:"protocol"`
-		Files    []goldenFile `json:"files"`
-	}
+	var vectors goldenVectors
 	if err := json.Unmarshal(raw, &vectors); err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +138,11 @@ func TestGoldenVectors(t *testing.T) {
 	if len(vectors.Files) == 0 {
 		t.Fatal("vectors.json lists no files")
 	}
+	return &vectors
+}
+
+func TestGoldenVectors(t *testing.T) {
+	vectors := readVectors(t)
 	for _, gf := range vectors.Files {
 		t.Run(strings.TrimSuffix(gf.File, ".bin"), func(t *testing.T) {
 			stream, err := os.ReadFile(filepath.Join(goldenDir, gf.File))
@@ -188,5 +202,70 @@ func TestGoldenVectors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The protocol's limits are written three times: in the spec's vector
+// generator (vectors.json), in the firmware's header and here. They must
+// agree, and MaxRecordSize must be what the encoder writes at worst.
+func TestProtocolLimits(t *testing.T) {
+	vectors := readVectors(t)
+	if vectors.Limits.MaxPayload != MaxPayload || vectors.Limits.MaxRecordBytes != MaxRecordSize {
+		t.Errorf("vectors.json limits %+v; Go has MaxPayload %d, MaxRecordSize %d", vectors.Limits, MaxPayload, MaxRecordSize)
+	}
+	header, err := os.ReadFile(filepath.Join("..", "firmware-sampler", "core", "tcmprof_sampler.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{
+		"TCMP_PROTO_MAJOR": ProtoMajor, "TCMP_PROTO_MINOR": ProtoMinor, "TCMP_MAX_PAYLOAD": MaxPayload,
+		"TCMP_MAX_ENCODED": maxEncoded, "TCMP_MAX_RECORD_BYTES": MaxRecordSize, "TCMP_MAX_BUILD_ID": MaxBuildID,
+	} {
+		m := regexp.MustCompile(`(?m)^#define ` + name + `\s+(\d+)u?\b`).FindSubmatch(header)
+		if m == nil {
+			t.Errorf("tcmprof_sampler.h does not define %s", name)
+			continue
+		}
+		if got, _ := strconv.Atoi(string(m[1])); got != want {
+			t.Errorf("tcmprof_sampler.h: %s is %d, Go has %d", name, got, want)
+		}
+	}
+	// The worst case: every field's delta at its longest varint.
+	prev := Record{}
+	worst := Record{PC: 0x80000000, LR: 0x80000000, Exc: 511, Thread: 0x80000000}
+	if n := len(appendRecord(nil, FieldPC|FieldLR|FieldExc|FieldThread, &prev, worst)); n != MaxRecordSize {
+		t.Errorf("the worst-case record encodes to %d bytes, MaxRecordSize is %d", n, MaxRecordSize)
+	}
+}
+
+// FillData splits the records of every multi-frame DATA vector exactly as
+// the spec's generator does.
+func TestFillDataMatchesVectors(t *testing.T) {
+	checked := 0
+	for _, gf := range readVectors(t).Files {
+		var datas []*Data
+		for _, m := range gf.Frames {
+			if d, ok := goldenFrame(t, m).(*Data); ok {
+				datas = append(datas, d)
+			}
+		}
+		if len(datas) < 2 {
+			continue // a single frame may be short of full
+		}
+		var recs []Record
+		for _, d := range datas {
+			recs = append(recs, d.Records...)
+		}
+		for i, d := range datas[:len(datas)-1] { // the last frame holds what is left
+			got := FillData(d.First, d.Fields, recs)
+			if !reflect.DeepEqual(got, d) {
+				t.Errorf("%s: frame %d: FillData puts %d records in it, the vector %d", gf.File, i, len(got.Records), len(d.Records))
+			}
+			recs = recs[len(d.Records):]
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Error("no vector has several DATA frames to check the fill rule on")
 	}
 }

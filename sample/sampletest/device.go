@@ -369,31 +369,19 @@ func (d *Device) drain(c *sample.Drain) error {
 	return d.send(&sample.End{Reason: sample.EndDrained, First: c.From, Next: end, Taken: taken, Stored: stored})
 }
 
-// sendRecords sends records [from, end) in DATA frames of as many records
-// as fit in a payload (found by bisection: the encoder says what fits).
+// sendRecords sends records [from, end) in DATA frames filled as the
+// firmware fills them (sample.FillData).
 func (d *Device) sendRecords(from, end uint32, fields sample.Fields) error {
 	for from < end {
 		recs := make([]sample.Record, min(end-from, sample.MaxPayload))
 		for i := range recs {
 			recs[i] = d.record(from+uint32(i), fields)
 		}
-		fits := func(k int) bool {
-			_, err := sample.EncodeFrame(&sample.Data{First: from, Fields: fields, Records: recs[:k]})
-			return err == nil
-		}
-		lo, hi := 1, len(recs) // fits(lo); find the largest k that fits
-		for lo < hi {
-			mid := (lo + hi + 1) / 2
-			if fits(mid) {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
-		}
-		if err := d.sendData(&sample.Data{First: from, Fields: fields, Records: recs[:lo]}); err != nil {
+		data := sample.FillData(from, fields, recs)
+		if err := d.sendData(data); err != nil {
 			return err
 		}
-		from += uint32(lo)
+		from += uint32(len(data.Records))
 	}
 	return nil
 }

@@ -8,7 +8,9 @@ this script writes.
     python3 gen.py          rewrite *.bin and vectors.json here
     python3 gen.py --check  exit 1 if any file differs from what it would write
 
-vectors.json lists, per .bin file, the frames it holds in order, decoded:
+vectors.json gives the protocol's size limits,
+    "limits": {"max_payload": 512, "max_record_bytes": 17},
+and lists, per .bin file, the frames it holds in order, decoded:
     {"file": "...", "description": "...",
      "frames": [{"type": "DATA", "type_code": 2, "payload_hex": "...", ...fields}],
      "non_frame_segments": ["hex", ...]}       (only in mixed_stream.bin)
@@ -397,7 +399,7 @@ def files():
 def main():
     check = "--check" in sys.argv[1:]
     bad = []
-    index = {"protocol": "1.0", "files": []}
+    index = {"protocol": "1.0", "limits": {"max_payload": MAX_PAYLOAD, "max_record_bytes": MAX_RECORD}, "files": []}
     for name, data, entry in files():
         index["files"].append(entry)
         path = os.path.join(HERE, name)
