@@ -230,14 +230,14 @@ func runCapture(o *captureOptions, s Streams) error {
 	}
 	var inc *sample.IncompleteError
 	if errors.As(err, &inc) {
-		msg := fmt.Sprintf("%v; %s holds the %d records that arrived", err, o.out, len(c.Records))
+		more := ""
 		if len(inc.Missing) > 10 {
-			msg += fmt.Sprintf(" (`tcmprof info %s` lists every missing range)", o.out)
+			more += fmt.Sprintf(" (`tcmprof info %s` lists every missing range)", o.out)
 		}
 		if inc.Resumable {
-			msg += fmt.Sprintf("; the device still holds the run: fetch the rest with `tcmprof capture --port %s --resume %s`", host.Port, o.out)
+			more += fmt.Sprintf("; the device still holds the run: fetch the rest with `tcmprof capture --port %s --resume %s`", host.Port, o.out)
 		}
-		return errors.New(msg)
+		return fmt.Errorf("%w; %s holds the %d records that arrived%s", err, o.out, len(c.Records), more)
 	}
 	return err
 }

@@ -125,67 +125,94 @@ func Parse(r io.Reader) (*Capture, error) {
 	return parse(data)
 }
 
-var errTruncated = errors.New("truncated capture file")
+// FormatError is a capture file that is not one, is cut short or is
+// corrupt, and where: Off is the byte offset at which the problem shows
+// (like debug/elf's FormatError). A file cut short wraps
+// io.ErrUnexpectedEOF.
+type FormatError struct {
+	Off int64
+	Msg string
+	Err error // what a decoder said, or nil
+}
+
+func (e *FormatError) Error() string {
+	s := fmt.Sprintf("%s at byte %d", e.Msg, e.Off)
+	if e.Err != nil && e.Err != io.ErrUnexpectedEOF {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// truncated is the FormatError of a file that ends at off, where what
+// should follow.
+func truncated(off int, what string) *FormatError {
+	return &FormatError{Off: int64(off), Msg: "truncated capture file: " + what + " missing", Err: io.ErrUnexpectedEOF}
+}
 
 func parse(data []byte) (*Capture, error) {
+	formatError := func(off int, err error, format string, a ...any) error {
+		return &FormatError{Off: int64(off), Msg: fmt.Sprintf(format, a...), Err: err}
+	}
 	nl := bytes.IndexByte(data, '\n')
 	if !bytes.HasPrefix(data, []byte(fileMagic)) || nl < 0 || nl > 32 {
-		if bytes.HasPrefix([]byte(fileMagic), data) {
-			return nil, errTruncated
+		if bytes.HasPrefix([]byte(fileMagic), data) || bytes.HasPrefix(data, []byte(fileMagic)) && nl < 0 && len(data) <= 32 {
+			return nil, truncated(len(data), "version line")
 		}
-		return nil, errors.New("not a tcmprof capture file (no \"tcmcap\" line)")
+		return nil, formatError(0, nil, "not a tcmprof capture file: no %q line", strings.TrimSpace(fileMagic))
 	}
 	major, minor, ok := parseVersion(string(data[len(fileMagic):nl]))
-	if !ok {
-		return nil, fmt.Errorf("bad capture file version %q", data[len(fileMagic):nl])
+	if !ok || major < 1 {
+		return nil, formatError(len(fileMagic), nil, "bad capture file version %q", data[len(fileMagic):nl])
 	}
 	if major > FileMajor {
 		return nil, fmt.Errorf("capture file format version %d.%d is newer than this tcmprof reads (%d.%d); update tcmprof",
 			major, minor, FileMajor, FileMinor)
 	}
-	if major < 1 {
-		return nil, fmt.Errorf("unknown capture file format version %d.%d", major, minor)
-	}
-	rest := data[nl+1:]
-	section := func() ([]byte, error) {
-		if len(rest) < 4 {
-			return nil, errTruncated
+	off := nl + 1 // of what is read next
+	section := func(name string) ([]byte, int, error) {
+		if len(data)-off < 4 {
+			return nil, 0, truncated(len(data), name+" section length")
 		}
-		n := binary.LittleEndian.Uint32(rest)
-		if uint64(n) > uint64(len(rest)-4) {
-			return nil, errTruncated
+		n := binary.LittleEndian.Uint32(data[off:])
+		start := off + 4
+		if uint64(n) > uint64(len(data)-start) {
+			return nil, 0, truncated(len(data), fmt.Sprintf("end of the %d-byte %s section (from byte %d)", n, name, start))
 		}
-		s := rest[4 : 4+n]
-		rest = rest[4+n:]
-		return s, nil
+		off = start + int(n)
+		return data[start:off], start, nil
 	}
-	js, err := section()
+	js, jsOff, err := section("metadata")
 	if err != nil {
 		return nil, err
 	}
-	recs, err := section()
+	recs, recsOff, err := section("records")
 	if err != nil {
 		return nil, err
 	}
-	if len(rest) < 4 {
-		return nil, errTruncated
+	if len(data)-off < 4 {
+		return nil, truncated(len(data), "checksum")
 	}
-	end := len(data) - len(rest)
-	if crc32.ChecksumIEEE(data[:end]) != binary.LittleEndian.Uint32(rest) {
-		return nil, errors.New("capture file is corrupt (checksum mismatch)")
+	if crc32.ChecksumIEEE(data[:off]) != binary.LittleEndian.Uint32(data[off:]) {
+		return nil, formatError(off, nil, "corrupt capture file: checksum mismatch")
 	}
-	if len(rest) > 4 {
-		return nil, fmt.Errorf("capture file has %d unexpected bytes after its checksum", len(rest)-4)
+	if extra := len(data) - off - 4; extra > 0 {
+		return nil, formatError(off+4, nil, "capture file has %d unexpected bytes after its checksum", extra)
 	}
 
 	var meta fileMeta
 	if err := json.Unmarshal(js, &meta); err != nil {
-		return nil, fmt.Errorf("capture file metadata: %v", err)
+		at := jsOff
+		if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+			at += int(se.Offset)
+		}
+		return nil, formatError(at, err, "capture file metadata")
 	}
 	d := &meta.Device
 	buildID, err := hex.DecodeString(d.BuildID)
 	if err != nil {
-		return nil, fmt.Errorf("capture file metadata: build_id: %v", err)
+		return nil, formatError(jsOff, err, "capture file metadata: build_id")
 	}
 	if len(buildID) == 0 {
 		buildID = nil
@@ -212,33 +239,33 @@ func parse(data []byte) (*Capture, error) {
 	}
 	// Every record takes at least one byte, which bounds the allocation.
 	if uint64(meta.RecordCount) > uint64(len(recs)) {
-		return nil, fmt.Errorf("capture file claims %d records in %d bytes", meta.RecordCount, len(recs))
+		return nil, formatError(recsOff, nil, "capture file claims %d records in %d bytes", meta.RecordCount, len(recs))
 	}
 	c.Records = make([]Record, 0, meta.RecordCount)
 	var prev Record
-	next, mi := meta.FirstIndex, 0
+	next, mi, at := meta.FirstIndex, 0, 0
 	for i := uint32(0); i < meta.RecordCount; i++ {
 		for mi < len(c.Missing) && c.Missing[mi].Start == next {
 			next = c.Missing[mi].End
 			mi++
 		}
-		r, n, err := readRecord(recs, c.Header.Fields, &prev)
+		r, n, err := readRecord(recs[at:], c.Header.Fields, &prev)
 		if err != nil {
-			return nil, fmt.Errorf("capture file record %d: %v", i, err)
+			return nil, formatError(recsOff+at, err, "capture file record %d", i)
 		}
-		recs = recs[n:]
+		at += n
 		r.Index = next
 		next++
 		c.Records = append(c.Records, r)
 	}
-	if len(recs) != 0 {
-		return nil, fmt.Errorf("capture file has %d bytes after its %d records", len(recs), meta.RecordCount)
+	if at != len(recs) {
+		return nil, formatError(recsOff+at, nil, "capture file has %d bytes after its %d records", len(recs)-at, meta.RecordCount)
 	}
 	if len(c.Records) == 0 {
 		c.Records = nil
 	}
 	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid capture file: %v", err)
+		return nil, formatError(jsOff, err, "invalid capture file")
 	}
 	return c, nil
 }

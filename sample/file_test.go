@@ -2,6 +2,10 @@ package sample
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -105,23 +109,43 @@ func TestCaptureFileErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := buf.Bytes()
-	// Every truncation is refused with one line.
+	// Every truncation is refused with one line, a FormatError that says
+	// the file was cut short where it ends.
 	for n := 0; n < len(good); n++ {
 		_, err := Parse(bytes.NewReader(good[:n]))
-		if err == nil || strings.Contains(err.Error(), "\n") {
+		var fe *FormatError
+		if err == nil || strings.Contains(err.Error(), "\n") || !errors.As(err, &fe) {
 			t.Fatalf("truncated to %d bytes: err = %v", n, err)
 		}
+		if !errors.Is(err, io.ErrUnexpectedEOF) || fe.Off != int64(n) || !strings.HasPrefix(err.Error(), "truncated capture file") {
+			t.Fatalf("truncated to %d bytes: %v (offset %d)", n, err, fe.Off)
+		}
 	}
-	// So is every single-bit flip.
+	// So is every single-bit flip, as a FormatError.
 	for i := 0; i < len(good); i += 7 {
 		bad := append([]byte(nil), good...)
 		bad[i] ^= 1 << (i % 8)
-		if _, err := Parse(bytes.NewReader(bad)); err == nil {
-			t.Fatalf("flip at byte %d accepted", i)
+		_, err := Parse(bytes.NewReader(bad))
+		if fe := (*FormatError)(nil); !errors.As(err, &fe) {
+			t.Fatalf("flip at byte %d: %v", i, err)
 		}
 	}
+	// Damage the checksum cannot see (a file rewritten with a valid one) is
+	// found where it is: here a record's varint made over-long.
+	nl := bytes.IndexByte(good, '\n')
+	jsLen := int(binary.LittleEndian.Uint32(good[nl+1:]))
+	recsOff := nl + 1 + 4 + jsLen + 4
+	bad := append([]byte(nil), good[:len(good)-4]...)
+	for k := 0; k < 6; k++ {
+		bad[recsOff+k] = 0xff
+	}
+	bad = binary.LittleEndian.AppendUint32(bad, crc32.ChecksumIEEE(bad))
+	_, err := Parse(bytes.NewReader(bad))
+	if fe := (*FormatError)(nil); !errors.As(err, &fe) || fe.Off != int64(recsOff) || !strings.Contains(err.Error(), "record 0 at byte") {
+		t.Errorf("over-long varint in the first record, at byte %d: %v", recsOff, err)
+	}
 	newer := append([]byte("tcmcap 2.1\n"), good[len("tcmcap 1.0\n"):]...)
-	_, err := Parse(bytes.NewReader(newer))
+	_, err = Parse(bytes.NewReader(newer))
 	if err == nil || !strings.Contains(err.Error(), "version 2.1 is newer than this tcmprof reads (1.0)") {
 		t.Errorf("newer major: %v", err)
 	}

@@ -83,7 +83,7 @@ func doBuild() (*Firmware, error) {
 	}
 	for _, s := range steps {
 		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
+			return nil, fmt.Errorf("%s: %w\n%s", strings.Join(s, " "), err, out)
 		}
 	}
 	if fw.Image, err = elf.Open(fw.ELF); err != nil {
@@ -99,7 +99,7 @@ func doBuild() (*Firmware, error) {
 	}
 	out, err := exec.Command("arm-none-eabi-objdump", "-d", "--no-show-raw-insn", fw.ELF).Output()
 	if err != nil {
-		return nil, fmt.Errorf("objdump: %v", err)
+		return nil, fmt.Errorf("objdump: %w", err)
 	}
 	fw.insns = parseObjdump(string(out))
 	return fw, nil
