@@ -3,6 +3,7 @@ package sample
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"hash/crc32"
 	"io"
@@ -152,6 +153,52 @@ func TestCaptureFileErrors(t *testing.T) {
 	_, err = Parse(strings.NewReader("PK\x03\x04 something else"))
 	if err == nil || !strings.Contains(err.Error(), "not a tcmprof capture file") {
 		t.Errorf("foreign file: %v", err)
+	}
+}
+
+// A version-1.0 file the QEMU demo firmware wrote (testdata/README.md)
+// reads in every later version: its keys are all still known, and what is
+// read writes back to the same capture.
+func TestReadsVersion1_0Capture(t *testing.T) {
+	path := filepath.Join("testdata", "v1.0-qemu-demo.tcmcap")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, []byte("tcmcap 1.0\n")) {
+		t.Fatalf("%s is not a version 1.0 file", path)
+	}
+	c, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keys are only ever added: the 1.0 metadata decodes with none left
+	// over.
+	js := data[len("tcmcap 1.0\n")+4:][:binary.LittleEndian.Uint32(data[len("tcmcap 1.0\n"):])]
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	var meta fileMeta
+	if err := dec.Decode(&meta); err != nil {
+		t.Errorf("the 1.0 metadata has a key this version does not know: %v", err)
+	}
+	// What the firmware sent: every field, its five threads, 300 records.
+	h := c.Header
+	if h.ProtoMajor != 1 || h.Fields != FieldPC|FieldLR|FieldExc|FieldThread || h.CPUHz != 25_000_000 ||
+		len(c.Records) != 300 || len(c.Threads) != 5 || len(h.BuildID) != 20 || c.Host.ToolVersion == "" {
+		t.Errorf("header %+v, %d records, threads %v", h, len(c.Records), c.Threads)
+	}
+	for _, r := range c.Records {
+		if _, ok := c.Threads[r.Thread]; !ok || r.PC&1 != 0 {
+			t.Fatalf("record %+v: thread not in %v, or odd PC", r, c.Threads)
+		}
+	}
+	var buf bytes.Buffer
+	if err := c.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(&buf)
+	if err != nil || !reflect.DeepEqual(again, c) {
+		t.Errorf("rewritten, the 1.0 capture reads back differently: %v", err)
 	}
 }
 
