@@ -85,19 +85,25 @@ func (m *Map) SectionAt(addr uint32) *InputSection {
 	return nil
 }
 
-// Library names the code at addr for humans: the archive's base name
-// (libkernel.a, libsubsys__net__ip.a) for archive members, otherwise the
-// object as ld printed it. It is "" when no input section holds addr.
+// Library names the code at addr for humans (see LibraryName). It is ""
+// when no input section holds addr.
 func (m *Map) Library(addr uint32) string {
 	s := m.SectionAt(addr)
-	switch {
-	case s == nil:
+	if s == nil {
 		return ""
-	case s.Archive != "":
-		return pathBase(s.Archive)
-	default:
-		return s.Object
 	}
+	return LibraryName(s.Archive, s.Object)
+}
+
+// LibraryName is the library label of an input section's file: the
+// archive's base name (libkernel.a, libsubsys__net__ip.a) for an archive
+// member, otherwise the object as ld printed it. Reports, ranks and
+// profiles all label code with it.
+func LibraryName(archive, object string) string {
+	if archive != "" {
+		return pathBase(archive)
+	}
+	return object
 }
 
 // pathBase is path.Base for maps written on Linux or Windows hosts.

@@ -12,7 +12,6 @@ package place
 import (
 	"errors"
 	"fmt"
-	"path"
 
 	"github.com/tcmprof/tcmprof/elf"
 )
@@ -78,13 +77,9 @@ type Func struct {
 	Pin string `json:"pin,omitempty"`
 }
 
-// Library is the archive's base name ("libnet.a"), empty for a plain object.
-func (f *Func) Library() string {
-	if f.Archive == "" {
-		return ""
-	}
-	return path.Base(f.Archive)
-}
+// Library is the function's library label, as reports give it
+// (elf.LibraryName): "libnet.a" for an archive member, else the object.
+func (f *Func) Library() string { return elf.LibraryName(f.Archive, f.Object) }
 
 // Edge is a direct call (BL) or tail call (B.W) from the function that
 // starts at Caller to the function that starts at Callee, made by the
