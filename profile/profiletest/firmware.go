@@ -69,20 +69,30 @@ func doBuild() (*Firmware, error) {
 	}
 	fwDir = dir
 	_, self, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(self), "..", "testdata")
-	flags := []string{"-mcpu=cortex-m7", "-mthumb", "-mfpu=fpv5-d16", "-mfloat-abi=hard", "-g", "-O2", "-ffunction-sections"}
+	repo := filepath.Join(filepath.Dir(self), "..", "..")
+	src := filepath.Join(repo, "profile", "testdata")
+	// The build is reproducible: it runs in dir with relative object names
+	// (so the map names fw.o and libnet.a(checksum.o)), and the DWARF
+	// names the sources /tcmprof/profile/testdata/... and the build
+	// directory /build wherever the checkout and the temporary directory
+	// are. The same toolchain gives the same ELF, build-id included, which
+	// the commands' golden outputs rely on.
+	flags := []string{"-mcpu=cortex-m7", "-mthumb", "-mfpu=fpv5-d16", "-mfloat-abi=hard", "-g", "-O2", "-ffunction-sections",
+		"-ffile-prefix-map=" + repo + "=/tcmprof", "-ffile-prefix-map=" + dir + "=/build"}
 	fw := &Firmware{Dir: dir, ELF: filepath.Join(dir, "fw.elf"), MapPath: filepath.Join(dir, "fw.map")}
 	gcc := append([]string{"arm-none-eabi-gcc"}, flags...)
 	steps := [][]string{
-		slices.Concat(gcc, []string{"-c", filepath.Join(src, "checksum.c"), "-o", filepath.Join(dir, "checksum.o")}),
-		{"arm-none-eabi-ar", "rcs", filepath.Join(dir, "libnet.a"), filepath.Join(dir, "checksum.o")},
-		slices.Concat(gcc, []string{"-c", filepath.Join(src, "fw.c"), "-o", filepath.Join(dir, "fw.o")}),
-		slices.Concat([]string{"arm-none-eabi-g++"}, flags, []string{"-fno-exceptions", "-fno-rtti", "-c", filepath.Join(src, "dsp.cpp"), "-o", filepath.Join(dir, "dsp.o")}),
+		slices.Concat(gcc, []string{"-c", filepath.Join(src, "checksum.c"), "-o", "checksum.o"}),
+		{"arm-none-eabi-ar", "rcsD", "libnet.a", "checksum.o"},
+		slices.Concat(gcc, []string{"-c", filepath.Join(src, "fw.c"), "-o", "fw.o"}),
+		slices.Concat([]string{"arm-none-eabi-g++"}, flags, []string{"-fno-exceptions", "-fno-rtti", "-c", filepath.Join(src, "dsp.cpp"), "-o", "dsp.o"}),
 		slices.Concat(gcc, []string{"-nostartfiles", "-nostdlib", "-T", filepath.Join(src, "fw.ld"),
-			"-Wl,--build-id", "-Wl,-Map=" + fw.MapPath, "-o", fw.ELF, filepath.Join(dir, "fw.o"), filepath.Join(dir, "dsp.o"), "-L" + dir, "-lnet"}),
+			"-Wl,--build-id", "-Wl,-Map=fw.map", "-o", "fw.elf", "fw.o", "dsp.o", "-L.", "-lnet"}),
 	}
 	for _, s := range steps {
-		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
+		c := exec.Command(s[0], s[1:]...)
+		c.Dir = dir
+		if out, err := c.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("%s: %w\n%s", strings.Join(s, " "), err, out)
 		}
 	}
