@@ -74,11 +74,7 @@ func TestPlanAndVerifyCommands(t *testing.T) {
 	if plan.Budget != 1024 || plan.Prediction.Samples != 300 || plan.BusySamples != 300 {
 		t.Errorf("budget %d, %d of %d busy samples covered", plan.Budget, plan.Prediction.Samples, plan.BusySamples)
 	}
-	for _, want := range []string{"2 functions", "busy samples covered: 300 of 300 (100.0 %)", "benefit by budget"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("plan output lacks %q:\n%s", want, stdout)
-		}
-	}
+	// The summary and the list's format are pinned by TestGoldenOutputs.
 	if data, err := os.ReadFile(list); err != nil || strings.Count(string(data), "\n") != 2 {
 		t.Errorf("list output: %q, %v", data, err)
 	}

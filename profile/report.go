@@ -18,9 +18,10 @@ type ReportOptions struct {
 func WriteReport(w io.Writer, a *Analysis, o ReportOptions) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "%s\n\n", a.Summary())
-	fmt.Fprintf(ew, "samples  %d\n", a.Samples)
-	fmt.Fprintf(ew, "busy     %d  %s\n", a.Busy.Count, a.Busy)
-	fmt.Fprintf(ew, "idle     %d  %s\n", a.Idle.Count, a.Idle)
+	n := len(fmt.Sprint(a.Samples)) // the widest count, right-aligned
+	fmt.Fprintf(ew, "samples  %*d\n", n, a.Samples)
+	fmt.Fprintf(ew, "busy     %*d  %s\n", n, a.Busy.Count, a.Busy)
+	fmt.Fprintf(ew, "idle     %*d  %s\n", n, a.Idle.Count, a.Idle)
 	if a.Busy.Count == 0 {
 		fmt.Fprintln(ew, "\nno busy samples")
 	} else {

@@ -42,8 +42,9 @@ func Check(t testing.TB, path string, got []byte) {
 	}
 }
 
-// Diff shows the first lines where got departs from want, with two lines
-// of context, enough to see what changed without an external diff.
+// Diff shows where got departs from want: two lines of context, then six
+// lines from the first difference, enough to see what changed without an
+// external diff.
 func Diff(want, got []byte) string {
 	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
 	i := 0
@@ -57,11 +58,20 @@ func Diff(want, got []byte) string {
 	for k := max(0, i-2); k < i; k++ {
 		fmt.Fprintf(&b, "  %4d  %s\n", k+1, w[k])
 	}
-	for k := i; k < min(len(w), i+6); k++ {
-		fmt.Fprintf(&b, "- %4d  %s\n", k+1, w[k])
-	}
-	for k := i; k < min(len(g), i+6); k++ {
-		fmt.Fprintf(&b, "+ %4d  %s\n", k+1, g[k])
+	// Six lines from the first difference, line by line: a changed line
+	// shows as - and +, an equal one once.
+	for k := i; k < i+6 && (k < len(w) || k < len(g)); k++ {
+		switch {
+		case k < len(w) && k < len(g) && w[k] == g[k]:
+			fmt.Fprintf(&b, "  %4d  %s\n", k+1, w[k])
+		default:
+			if k < len(w) {
+				fmt.Fprintf(&b, "- %4d  %s\n", k+1, w[k])
+			}
+			if k < len(g) {
+				fmt.Fprintf(&b, "+ %4d  %s\n", k+1, g[k])
+			}
+		}
 	}
 	if nw, ng := bytes.Count(want, []byte("\n")), bytes.Count(got, []byte("\n")); nw != ng {
 		fmt.Fprintf(&b, "(want %d lines, got %d)\n", nw, ng)

@@ -1,0 +1,135 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	pprof "github.com/google/pprof/profile"
+
+	"github.com/tcmprof/tcmprof/internal/golden"
+	"github.com/tcmprof/tcmprof/profile/profiletest"
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// goldenRuns are two captures of the profile package's test firmware, made
+// in the test from its sources (profiletest builds it reproducibly, so the
+// ELF, its build-id and every path in it are the same on every machine
+// with the same toolchain), "before" and "after" some change: busy samples
+// in flash (hash_buf, leaf_add, and net_checksum in libnet.a), in ITCM
+// (fast_scale) and on a veneer, and idle ones.
+type goldenRuns struct {
+	fw            *profiletest.Firmware
+	before, after string
+}
+
+func newGoldenRuns(t *testing.T) goldenRuns {
+	fw := profiletest.Build(t)
+	dir := t.TempDir()
+	write := func(name string, hash, leaf, checksum, scale, idle int) string {
+		c := fw.Capture(t, sample.FieldPC|sample.FieldThread,
+			profiletest.Group{N: hash, PC: fw.Find(t, "hash_buf", `^eor`, 0), Thread: 1},
+			profiletest.Group{N: leaf, PC: fw.Entry(t, "leaf_add"), Thread: 1},
+			profiletest.Group{N: checksum, PC: fw.Entry(t, "net_checksum"), Thread: 1},
+			profiletest.Group{N: scale, PC: fw.Entry(t, "fast_scale"), Thread: 1},
+			profiletest.Group{N: idle, PC: fw.Entry(t, "idle_loop"), Thread: 2},
+		)
+		path := filepath.Join(dir, name)
+		if err := sample.WriteFile(path, c); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	return goldenRuns{fw,
+		write("before.tcmcap", 200, 100, 50, 0, 100),
+		write("after.tcmcap", 120, 150, 60, 40, 70)}
+}
+
+// TestGoldenOutputs pins the text and JSON that users read, diff and
+// script against (report, rank, plan and its output files, diff, info,
+// symbolize) to the files in testdata/golden. After a deliberate change,
+// rewrite them with
+//
+//	go test ./cmd -run TestGoldenOutputs -update
+//
+// and review the diff. Nothing is normalised: the firmware build is
+// reproducible, the captures are made from it here, and info reads the
+// checked-in capture of sample/testdata. What does vary is the compiler:
+// another arm-none-eabi-gcc than Debian's may lay the test firmware out
+// differently, changing addresses and sizes; update and review then.
+func TestGoldenOutputs(t *testing.T) {
+	r := newGoldenRuns(t)
+	demo := filepath.Join("..", "sample", "testdata", "v1.0-qemu-demo.tcmcap")
+	build := []string{"--elf", r.fw.ELF, "--map", r.fw.MapPath, "--board", "qemu-demo"}
+	out := t.TempDir()
+	outFile := func(name string) string { return filepath.Join(out, name) }
+	for _, tc := range []struct {
+		golden string   // "": run the command for the files it writes
+		args   []string // the command line, or nil for a file an earlier one wrote
+		file   string   // the golden is this file, not the command's stdout
+		code   int      // the exit code
+	}{
+		{"info.txt", []string{"info", demo}, "", 0},
+		{"info.json", []string{"info", "--json", demo}, "", 0},
+		{"report.txt", append([]string{"report", r.before}, build...), "", 0},
+		{"report.json", append([]string{"report", "--json", r.before}, build...), "", 0},
+		{"report-icache.txt", append([]string{"report", "--icache-size", "1024", "--icache-ways", "1", "--top", "2", r.after}, build...), "", 0},
+		{"rank.txt", append([]string{"rank", r.before}, build...), "", 0},
+		{"rank.json", append([]string{"rank", "--json", r.before}, build...), "", 0},
+		{"plan.txt", append([]string{"plan", r.before, "--budget", "4K", "--format", "json", "-o", outFile("plan.json"),
+			"--format", "ld", "-o", outFile("itcm.ld"), "--format", "list", "-o", outFile("plan.list")}, build...), "", 0},
+		{"plan.json", nil, outFile("plan.json"), 0},
+		{"plan.ld", nil, outFile("itcm.ld"), 0},
+		{"plan.list", nil, outFile("plan.list"), 0},
+		// The image the plan was made from does not meet it: nothing moved.
+		{"verify.txt", []string{"verify", "--elf", r.fw.ELF, "--map", r.fw.MapPath, "--plan", outFile("plan.json")}, "", exitVerifyFailed},
+		{"plan-zephyr.txt", append([]string{"plan", r.before, "--format", "zephyr", "-o", outFile("itcm.cmake")}, build...), "", 0},
+		{"plan.cmake", nil, outFile("itcm.cmake"), 0},
+		{"plan.conf", nil, outFile("itcm.conf"), 0},
+		{"diff.txt", append([]string{"diff", r.before, r.after}, build...), "", 0},
+		{"diff.json", append([]string{"diff", "--json", r.before, r.after}, build...), "", 0},
+		{"", append([]string{"profile", r.before, "-o", outFile("run.pb.gz")}, build...), "", 0}, // says only on stderr what it wrote
+		{"profile.txt", nil, outFile("run.pb.gz"), 0},
+		{"symbolize.txt", []string{"symbolize", "--elf", r.fw.ELF, hexAddr(r.fw.Find(t, "hash_buf", `^eor`, 0)), hexAddr(r.fw.Entry(t, "leaf_add")), "0x70000000"}, "", 0},
+		{"symbolize.json", []string{"symbolize", "--json", "--elf", r.fw.ELF, hexAddr(r.fw.Find(t, "hash_buf", `^eor`, 0)), "0x70000000"}, "", 0},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			var got []byte
+			if tc.args != nil {
+				code, stdout, stderr := tcmprof(tc.args...)
+				if code != tc.code {
+					t.Fatalf("%s: exit %d, want %d\n%s", strings.Join(tc.args, " "), code, tc.code, stderr)
+				}
+				got = []byte(stdout)
+			} else {
+				var err error
+				if got, err = os.ReadFile(tc.file); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if strings.HasSuffix(tc.file, ".pb.gz") {
+				got = profileText(t, got, r.fw.Dir)
+			}
+			if tc.golden != "" {
+				golden.Check(t, filepath.Join("testdata", "golden", tc.golden), got)
+			}
+		})
+	}
+}
+
+func hexAddr(a uint32) string { return fmt.Sprintf("0x%x", a) }
+
+// profileText is a pprof profile as text, by the pprof version go.mod pins
+// (what "go tool pprof -raw" prints). The mapping records the ELF's path,
+// which is in the test firmware's fresh temporary directory: fwDir becomes
+// $FW.
+func profileText(t *testing.T, data []byte, fwDir string) []byte {
+	t.Helper()
+	p, err := pprof.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(strings.ReplaceAll(p.String(), fwDir, "$FW"))
+}
