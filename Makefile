@@ -55,8 +55,11 @@ build:
 
 test: deps test-c test-go
 
+# staticcheck is pinned in go.mod (the tool directive): `go tool` builds
+# that version, so every machine checks with the same analyzers.
 test-go:
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 	$(GO) test -count=1 -timeout 25m ./...
 
 test-c:

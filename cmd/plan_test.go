@@ -53,7 +53,7 @@ func TestPlanAndVerifyCommands(t *testing.T) {
 	fx := newProfileFixture(t)
 	dir := t.TempDir()
 	planPath, list, svg := filepath.Join(dir, "plan.json"), filepath.Join(dir, "plan.txt"), filepath.Join(dir, "curve.svg")
-	code, stdout, stderr := tcmprof("plan", "--elf", fx.fw.ELF, "--map", fx.fw.MapPath, fx.capture, "--budget", "1K",
+	code, _, stderr := tcmprof("plan", "--elf", fx.fw.ELF, "--map", fx.fw.MapPath, fx.capture, "--budget", "1K",
 		"--format", "json", "-o", planPath, "--format", "list", "-o", list, "--svg", svg)
 	if code != 0 {
 		t.Fatalf("plan: exit %d: %s", code, stderr)
@@ -86,7 +86,7 @@ func TestPlanAndVerifyCommands(t *testing.T) {
 	}
 
 	// The image the plan was made from does not meet it: nothing moved.
-	code, stdout, stderr = tcmprof("verify", "--elf", fx.fw.ELF, "--plan", planPath)
+	code, stdout, stderr := tcmprof("verify", "--elf", fx.fw.ELF, "--plan", planPath)
 	if code != exitVerifyFailed || strings.Count(stdout, "VIOLATION not in ITCM") != 2 ||
 		!strings.Contains(stderr, "hash_buf") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("verify of the unchanged image: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)

@@ -54,11 +54,9 @@ func TestParseMapAgainstELF(t *testing.T) {
 				continue
 			}
 			where := strings.Split(f[0], ":")
-			name := where[0]
+			name := file
 			if s.Archive != "" {
 				name = file + "(" + where[1] + ")"
-			} else {
-				name = file
 			}
 			if definers[f[2]] == nil {
 				definers[f[2]] = map[string]bool{}

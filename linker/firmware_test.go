@@ -317,18 +317,6 @@ func readImage(t *testing.T, fw *firmware, elfPath string) *image {
 	return img
 }
 
-func (img *image) find(t *testing.T, source, symbol string) *place.Func {
-	t.Helper()
-	for i := range img.funcs {
-		f := &img.funcs[i]
-		if f.Symbol == symbol && strings.HasSuffix(f.Key.Source, source) {
-			return f
-		}
-	}
-	t.Fatalf("no function %s from %s", symbol, source)
-	return nil
-}
-
 // inITCM lists the functions in ITCM as "source-suffix:symbol".
 func (img *image) inITCM() map[string]bool {
 	out := make(map[string]bool)
