@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 
 	pprof "github.com/google/pprof/profile"
@@ -14,8 +13,7 @@ type diffOptions struct {
 	input                             inputOptions
 	afterELF, afterBuildDir, afterMap string
 	out                               string
-	json                              bool
-	top                               int
+	tableFlags
 }
 
 func newDiffCmd(s Streams, runF func(*diffOptions, Streams) error) *cobra.Command {
@@ -46,12 +44,9 @@ profiles written by "tcmprof profile".
 	c.Flags().StringVar(&o.afterBuildDir, "after-build-dir", "", "west build directory of the AFTER capture (default: --build-dir)")
 	c.Flags().StringVar(&o.afterMap, "after-map", "", "map file of the AFTER capture (default: --map)")
 	c.Flags().StringVarP(&o.out, "output", "o", "", "write BEFORE's profile normalised to AFTER's busy samples, for pprof -diff_base")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON instead of tables")
-	c.Flags().IntVar(&o.top, "top", 30, "function changes to list (0 = all)")
+	o.tableFlags.add(c, "function changes")
 	return c
 }
-
-func (o *diffOptions) validate() error { return checkTop(o.top) }
 
 // side is one input of a diff, analysed, with its profile.
 type side struct {
@@ -101,9 +96,7 @@ func runDiff(o *diffOptions, s Streams) error {
 		}
 	}
 	if o.json {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return printJSON(s.Out, struct {
 			BeforeBusy profile.Share    `json:"before_busy"`
 			AfterBusy  profile.Share    `json:"after_busy"`
 			Regions    []profile.Change `json:"regions"`

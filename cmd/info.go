@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"text/tabwriter"
@@ -103,9 +102,7 @@ func runInfo(o *infoOptions, s Streams) error {
 	}
 	sort.Slice(in.Threads, func(i, j int) bool { return in.Threads[i].ID < in.Threads[j].ID })
 	if o.json {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(in)
+		return printJSON(s.Out, in)
 	}
 	w := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
 	p := func(k, format string, a ...any) { fmt.Fprintf(w, "%s\t"+format+"\n", append([]any{k}, a...)...) }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -10,10 +9,9 @@ import (
 )
 
 type rankOptions struct {
-	capture    string
-	input      inputOptions
-	json       bool
-	top        int
+	capture string
+	input   inputOptions
+	tableFlags
 	minSamples int
 }
 
@@ -39,14 +37,13 @@ Samples are classified busy or idle exactly as by "tcmprof report".`,
 		},
 	}
 	o.input.addFlags(c)
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON instead of a table")
-	c.Flags().IntVar(&o.top, "top", 30, "functions to list (0 = all)")
+	o.tableFlags.add(c, "functions")
 	c.Flags().IntVar(&o.minSamples, "min-samples", place.DefaultMinSamples, "fewest busy samples a function needs to be ranked")
 	return c
 }
 
 func (o *rankOptions) validate() error {
-	if err := checkTop(o.top); err != nil {
+	if err := o.tableFlags.validate(); err != nil {
 		return err
 	}
 	return checkMinSamples(o.minSamples)
@@ -92,7 +89,5 @@ func writeRankJSON(w io.Writer, rows []place.RankRow) error {
 			ShareCI: r.ShareCI, Size: r.Func.Size, Density: r.Density, DensityCI: r.DensityCI, Region: r.Func.Region,
 			Library: r.Func.Library(), Section: r.Func.Section, Ranked: r.Ranked}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return printJSON(w, out)
 }

@@ -8,9 +8,8 @@ import (
 type reportOptions struct {
 	capture string
 	input   inputOptions
-	json    bool
-	top     int
-	icache  cacheFlags
+	tableFlags
+	icache cacheFlags
 }
 
 // cacheFlags override the board's I-cache geometry.
@@ -62,12 +61,9 @@ cache size, and sets that hold more lines than ways).`,
 	}
 	o.input.addFlags(c)
 	o.icache.add(c)
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON instead of tables")
-	c.Flags().IntVar(&o.top, "top", 30, "functions to list (0 = all)")
+	o.tableFlags.add(c, "functions")
 	return c
 }
-
-func (o *reportOptions) validate() error { return checkTop(o.top) }
 
 func runReport(o *reportOptions, s Streams) error {
 	sym, err := o.input.symbolize(s.Err, o.capture, o.icache.apply)

@@ -35,6 +35,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -139,12 +140,31 @@ func runCommand[O any](o *O, s Streams, runF, run func(*O, Streams) error) error
 	return run(o, s)
 }
 
-// checkTop checks a --top flag (rows to list).
-func checkTop(top int) error {
-	if top < 0 {
+// tableFlags are --json and --top of the commands that print tables
+// (report, rank, diff). Options that embed them get their validate method.
+type tableFlags struct {
+	json bool
+	top  int
+}
+
+// add adds the flags to c; rows says what --top counts.
+func (f *tableFlags) add(c *cobra.Command, rows string) {
+	c.Flags().BoolVar(&f.json, "json", false, "print JSON instead of tables")
+	c.Flags().IntVar(&f.top, "top", 30, rows+" to list (0 = all)")
+}
+
+func (f *tableFlags) validate() error {
+	if f.top < 0 {
 		return errors.New("--top must be 0 (all) or more")
 	}
 	return nil
+}
+
+// printJSON writes v as indented JSON, the --json output of every command.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // checkMinSamples checks a --min-samples flag.

@@ -149,19 +149,20 @@ func Verify(p *place.Plan, img *Image) (*Report, error) {
 	if img.ITCMUsed > img.ITCMSize {
 		r.Violations = append(r.Violations, Violation{ViolationITCMExceed, "", fmt.Sprintf("%d bytes used of %d", img.ITCMUsed, img.ITCMSize)})
 	}
-	switch d := r.ITCMUsed - r.PredictedITCMUsed; {
-	case d > r.ITCMTolerance:
-		r.Violations = append(r.Violations, Violation{ViolationITCMUse, "",
-			fmt.Sprintf("%d bytes used, predicted %d (tolerance %d)", r.ITCMUsed, r.PredictedITCMUsed, r.ITCMTolerance)})
-	case d != 0:
-		r.Notes = append(r.Notes, fmt.Sprintf("ITCM use %d bytes, predicted %d", r.ITCMUsed, r.PredictedITCMUsed))
-	}
-	switch d := r.Veneers - r.PredictedVeneers; {
-	case d > r.VeneerTolerance:
-		r.Violations = append(r.Violations, Violation{ViolationVeneers, "",
-			fmt.Sprintf("%d veneers, predicted %d (tolerance %d)", r.Veneers, r.PredictedVeneers, r.VeneerTolerance)})
-	case d != 0:
-		r.Notes = append(r.Notes, fmt.Sprintf("%d veneers, predicted %d", r.Veneers, r.PredictedVeneers))
-	}
+	r.checkPrediction(ViolationITCMUse, "ITCM use %d bytes", r.ITCMUsed, r.PredictedITCMUsed, r.ITCMTolerance)
+	r.checkPrediction(ViolationVeneers, "%d veneers", int64(r.Veneers), int64(r.PredictedVeneers), int64(r.VeneerTolerance))
 	return r, nil
+}
+
+// checkPrediction compares a measured count with its prediction: more than
+// tolerance over it is a violation of kind, any other difference a note.
+// what formats the count ("%d veneers").
+func (r *Report) checkPrediction(kind, what string, got, predicted, tolerance int64) {
+	msg := fmt.Sprintf(what+", predicted %d", got, predicted)
+	switch d := got - predicted; {
+	case d > tolerance:
+		r.Violations = append(r.Violations, Violation{kind, "", fmt.Sprintf("%s (tolerance +%d)", msg, tolerance)})
+	case d != 0:
+		r.Notes = append(r.Notes, msg)
+	}
 }

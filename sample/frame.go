@@ -26,6 +26,15 @@ const (
 	MaxRecordSize = 5 + 5 + 2 + 5
 )
 
+// enumName is v's name in names, or v formatted with unknown (a number
+// the protocol does not define, as a newer device might send).
+func enumName[T ~uint8](names map[T]string, v T, unknown string) string {
+	if name, ok := names[v]; ok {
+		return name
+	}
+	return fmt.Sprintf(unknown, uint8(v))
+}
+
 // FrameType is the first payload byte. Device frames are below 0x80,
 // host commands at or above.
 type FrameType uint8
@@ -44,31 +53,20 @@ const (
 	TypeDone    FrameType = 0x85
 )
 
-func (t FrameType) String() string {
-	switch t {
-	case TypeHeader:
-		return "HEADER"
-	case TypeData:
-		return "DATA"
-	case TypeEnd:
-		return "END"
-	case TypeReply:
-		return "REPLY"
-	case TypeThreads:
-		return "THREADS"
-	case TypeStart:
-		return "START"
-	case TypeStop:
-		return "STOP"
-	case TypeStatus:
-		return "STATUS"
-	case TypeDrain:
-		return "DRAIN"
-	case TypeDone:
-		return "DONE"
-	}
-	return fmt.Sprintf("type 0x%02x", uint8(t))
+var frameTypeNames = map[FrameType]string{
+	TypeHeader:  "HEADER",
+	TypeData:    "DATA",
+	TypeEnd:     "END",
+	TypeReply:   "REPLY",
+	TypeThreads: "THREADS",
+	TypeStart:   "START",
+	TypeStop:    "STOP",
+	TypeStatus:  "STATUS",
+	TypeDrain:   "DRAIN",
+	TypeDone:    "DONE",
 }
+
+func (t FrameType) String() string { return enumName(frameTypeNames, t, "type 0x%02x") }
 
 // Frame is one decoded frame: *Header, *Data, *End, *Reply, *Threads,
 // *Start, *Stop, *Status, *Drain, *Done or *Unknown.
@@ -87,17 +85,13 @@ const (
 	StateHolding State = 2
 )
 
-func (s State) String() string {
-	switch s {
-	case StateIdle:
-		return "idle"
-	case StateRunning:
-		return "running"
-	case StateHolding:
-		return "holding"
-	}
-	return fmt.Sprintf("state %d", uint8(s))
+var stateNames = map[State]string{
+	StateIdle:    "idle",
+	StateRunning: "running",
+	StateHolding: "holding",
 }
+
+func (s State) String() string { return enumName(stateNames, s, "state %d") }
 
 // Mode is how a run delivers its records.
 type Mode uint8
@@ -108,15 +102,12 @@ const (
 	ModeStream   Mode = 1
 )
 
-func (m Mode) String() string {
-	switch m {
-	case ModeSnapshot:
-		return "snapshot"
-	case ModeStream:
-		return "stream"
-	}
-	return fmt.Sprintf("mode %d", uint8(m))
+var modeNames = map[Mode]string{
+	ModeSnapshot: "snapshot",
+	ModeStream:   "stream",
 }
+
+func (m Mode) String() string { return enumName(modeNames, m, "mode %d") }
 
 // Header is the HEADER frame: the sampler's settings and counters.
 type Header struct {
@@ -173,23 +164,16 @@ const (
 	StatusMalformed   ReplyStatus = 5
 )
 
-func (s ReplyStatus) String() string {
-	switch s {
-	case StatusOK:
-		return "OK"
-	case StatusUnknown:
-		return "UNKNOWN"
-	case StatusBadArg:
-		return "BAD_ARG"
-	case StatusBusy:
-		return "BUSY"
-	case StatusUnavailable:
-		return "UNAVAILABLE"
-	case StatusMalformed:
-		return "MALFORMED"
-	}
-	return fmt.Sprintf("status %d", uint8(s))
+var replyStatusNames = map[ReplyStatus]string{
+	StatusOK:          "OK",
+	StatusUnknown:     "UNKNOWN",
+	StatusBadArg:      "BAD_ARG",
+	StatusBusy:        "BUSY",
+	StatusUnavailable: "UNAVAILABLE",
+	StatusMalformed:   "MALFORMED",
 }
+
+func (s ReplyStatus) String() string { return enumName(replyStatusNames, s, "status %d") }
 
 // Reply is the device's answer to a command.
 type Reply struct {
