@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tcmprof: two commands on a fresh machine, `make demo` and `make test`.
 # Both install what is missing first (see `deps`).
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command tcmprof profiles Cortex-M firmware from on-target PC samples and
 // plans which functions go into ITCM. See README.md.
 package main

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Wire cost and drain time of a capture: bytes per sample and the time to
 # drain a full buffer, from the scripted device over a pty (host side and
 # protocol; synthetic PCs spread over five functions) and from the demo

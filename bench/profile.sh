@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A million-record capture (PC+LR+EXC+THREAD, the QEMU demo image's code,
 # Zipf-distributed over functions) turned into a pprof profile, timed
 # against `go tool pprof -top` reading the result, in the same run:

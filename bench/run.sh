@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make bench`: every benchmark script, each comparing tcmprof with its peer
 # in the same run. Figures go to stdout and build/bench/*.txt.
 set -euo pipefail

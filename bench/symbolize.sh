@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Times `tcmprof symbolize --json` against `llvm-symbolizer --output-style=JSON`
 # on the same input in the same run: big.elf (78 KB of newlib-heavy code, see
 # elf/testdata/symbolize/big.c) and every instruction address in it, five

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cmd holds tcmprof's cobra commands: flags are parsed here and the
 // work is done by the pipeline packages (sample, elf, profile, place,
 // linker).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package elf reads Cortex-M firmware ELFs: functions from the symbol table,
 // PC → inline chain and file:line from DWARF, memory regions, map files and
 // call-frame information. An Image is built once at load into flat sorted

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package linker renders a place.Plan for the build system — Zephyr's
 // zephyr_code_relocate(), a GNU ld script fragment, a plain list, the plan
 // as JSON — and verifies a rebuilt image against the plan.

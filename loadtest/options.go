@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package loadtest measures a UDP echo service the way the Teensy and USB
 // overload reports did: the host offers fixed rates of datagrams in steps,
 // each for a fixed time, in several independent passes, and counts the

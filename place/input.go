@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package place ranks functions by busy samples per byte and plans which of
 // them to move into ITCM under a byte budget, counting what each choice
 // really costs in ITCM: alignment padding as GNU ld lays input sections out,

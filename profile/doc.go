@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package profile turns a capture read against the image it ran into
 // profiles and reports: Symbolize classifies and symbolizes the records
 // once, Profile writes them as a pprof profile, Analyze computes the

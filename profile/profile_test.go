@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package profile
 
 import (
@@ -170,7 +172,7 @@ func TestPprofReadsInlineFramesCallersAndLabels(t *testing.T) {
 
 	// -raw: the caller's location is the BL itself, at addr2line's line.
 	raw := profiletest.Pprof(t, "-raw", path)
-	wantCall := sc.fw.Addr2line(t, sc.leafCallSite)[0] // "nonleaf fw.c:37"
+	wantCall := sc.fw.Addr2line(t, sc.leafCallSite)[0] // "nonleaf fw.c:38"
 	callLoc := regexp.MustCompile(fmt.Sprintf(`0x%x M=1 (\S+) (\S+):(\d+):`, sc.leafCallSite)).FindStringSubmatch(raw)
 	if callLoc == nil {
 		t.Fatalf("-raw has no location at the call site 0x%x:\n%s", sc.leafCallSite, raw)

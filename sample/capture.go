@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sample reads PC samples from the firmware-sampler: the wire
 // protocol (firmware-sampler/docs/protocol.md), the serial transport, the
 // drain session, and .tcmcap capture files (docs/capture-format.md).

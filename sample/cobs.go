@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package sample
 
 // COBS (Consistent Overhead Byte Stuffing, Cheshire & Baker 1999) with

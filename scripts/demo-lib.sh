@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared steps of scripts/demo.sh and scripts/demo-place.sh (sourced):
 # boot an image in QEMU with its UART on a pty, capture from it, stop QEMU.
 # Expects $bin (tcmprof), $limit (seconds QEMU may run) and $samples.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The placement half of `make demo`: closes the loop that scripts/demo.sh
 # starts. From the first capture (build/demo/before.tcmcap) it plans what
 # goes into ITCM, relinks the demo firmware with the plan's GNU ld fragment,

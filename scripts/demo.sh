@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make demo`: the tcmprof loop on the QEMU stand-in of a Teensy 4.1.
 #
 # Builds the demo firmware (firmware-sampler/qemu), boots it in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every Go fuzz target in the module for the given time each.
 set -euo pipefail
 fuzztime=${1:-30s}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sampler core: the interrupt-time sample path (top of the file, ITCM +
  * DTCM) and the thread-context command handling, draining and streaming.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Wire-level building blocks of docs/protocol.md: CRC-32/IEEE, COBS,
  * varint/zigzag, little-endian integers and the payload builder. Internal

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package qemu builds the Teensy-shaped demo firmware of this directory and
 // runs it in qemu-system-arm (-M mps2-an500, a Cortex-M7) with its UART on a
 // pty, for tests and the demo. See docs/qemu.md.

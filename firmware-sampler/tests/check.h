@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A minimal test runner for the host tests of the sampler core: each test
  * is a void function; CHECK records a failure and lets the test go on;

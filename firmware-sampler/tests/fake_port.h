@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The port hooks for host tests: a transport that records every byte, a
  * timer that records every programmed interval, a settable current thread

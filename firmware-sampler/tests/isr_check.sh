@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Checks the sample path as the Cortex-M7 build compiles it: it sits in the
 # ITCM section and writes only the DTCM section, contains no division, and
 # refers to nothing but itself, the DTCM state and the two port hooks (no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The core built with TCMP_ENABLE_THREAD=0: the THREAD field is refused,
  * the port needs no thread hooks (this binary defines none), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The C encoder and command parser against the golden vectors that
  * testdata/golden/gen.py wrote from the spec. Inputs here repeat gen.py's

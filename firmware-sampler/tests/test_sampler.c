@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Behaviour of the sampler core through its public API and the fake port:
  * the jittered timer, snapshot and stream runs, the ring, drops, DRAIN

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CRC, COBS, varint and zigzag against published and hand-checked values. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package atomicfile writes the files a user keeps (captures, profiles,
 // plans) so that a failed or interrupted run never leaves a half-written
 // file: the data goes to a temporary file in the same directory, which is

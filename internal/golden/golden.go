@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package golden compares what a test got with a golden file under
 // testdata, and rewrites the file when the test runs with -update, as
 // google/pprof's internal/driver tests do:

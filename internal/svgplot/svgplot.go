@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package svgplot draws the project's line charts as standalone SVG: the
 // planner's benefit curve and the load test's goodput curves. A chart is a
 // pair of axes (linear or logarithmic) and series of points, each point

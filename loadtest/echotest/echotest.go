@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package echotest runs UDP echo servers on loopback whose answers are
 // known, for the tests of loadtest and of the bench command: a model with a
 // set service rate and receive queue (known capacity), the same with a

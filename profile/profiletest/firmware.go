@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package profiletest builds the test firmware of package profile
 // (profile/testdata) with the ARM toolchain and answers questions about it
 // with the ARM binutils, for the tests of profile and of the commands.

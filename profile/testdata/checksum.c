@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The "library" function of the test firmware, linked from libnet.a so the
  * map file attributes it to that archive. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // C++ in the test firmware: a class template member function, so that the
 // profile's function names are demangled and their system names mangled.
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test firmware for package profile: an inline chain, leaf and non-leaf
  * functions, a tail call, code placed in ITCM, a WFI idle loop and a
  * function from a library archive (libnet.a, checksum.c) and a C++ template

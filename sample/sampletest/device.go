@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sampletest is a scripted firmware-sampler for tests: it speaks
 // the wire protocol through any byte stream (a pty in the tests of sample
 // and cmd), produces known records, and injects faults: corrupted bytes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BL and BLX immediates over the whole ±16 MB range, both signs, to Thumb
  * and to ARM targets, with BLX at word-aligned and halfword-aligned
  * addresses (BLX computes its target from Align(PC, 4)). blx.ld places

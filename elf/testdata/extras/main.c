@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The program behind the elf package's extra tests: flash code at
  * 0x60000000 (extras.ld), one hot function in ITCM at 0x00000000 loaded
  * from flash, two static archives and newlib. Flash and ITCM are more than

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // C++ for the symbolizer: namespaces, templates with inlined members,
 // a template taking a lambda (GCC emits no linkage name for it), virtual
 // methods called through a base pointer, and an overloaded operator.

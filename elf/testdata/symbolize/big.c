@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Newlib-heavy firmware for the symbolizer benchmark: full printf and
  * scanf (floating point), libm, strftime and qsort pull in tens of KB of
  * library code with DWARF. Linked with other.c and algo.cpp (their O2

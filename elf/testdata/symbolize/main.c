@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test firmware for the symbolizer: static inline chains, clones
  * (.constprop/.isra/.part), a static name that other.c reuses, calls into
  * newlib, and calls to and from ITCM code that GNU ld reaches through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A second translation unit with a static function named like one in
  * main.c, so the symbolizer must keep the two apart, and ITCM code that
  * calls back into flash (GNU ld inserts long-branch veneers both ways). */

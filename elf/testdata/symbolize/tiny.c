@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The smallest firmware with what the loader parses (FUNC symbols, a local
  * static, an inlined call, DWARF lines and inline tree, ITCM code and a
  * veneer): the seed of FuzzLoad in testdata/fuzz/FuzzLoad/tiny. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The UDP echo demo application. */
 #ifndef QEMU_APP_H
 #define QEMU_APP_H

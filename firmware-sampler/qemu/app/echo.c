@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The UDP echo workload. An echo server thread answers datagrams on port 7
  * through the socket calls; a "usb_host" thread plays the PC on the other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The echo's second interface, built with NIC=lan9118: the mps2-an500's
  * LAN9118 on QEMU's user-mode network. QEMU's slirp gives the guest

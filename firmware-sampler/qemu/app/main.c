@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Entry of the QEMU demo image: bring up the board, start the echo
  * workload, and run the "console" thread. The console thread is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Drivers of the demo: descriptor rings, an "EHCI-like" USB device
  * controller model (queue heads, transfer descriptors, a completion

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CDC-ECM network function: Ethernet frames over the bulk endpoints of the
  * controller model. Received frames are copied into network buffers from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * An "EHCI-like" USB device controller model. The device side queues
  * transfer descriptors (qTDs) on per-endpoint queue heads; the "hardware"

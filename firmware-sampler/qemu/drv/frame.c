@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Frame copies and the Ethernet FCS, as a MAC/USB network driver does them. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Driver of the SMSC LAN9118 Ethernet controller of QEMU's mps2-an500
  * (a LAN9220 on the real board), so that the demo's echo can be reached

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * SMSC LAN9118 Ethernet controller, as QEMU 7.2 models it on the
  * mps2-an500 (hw/arm/mps2.c: at 0xA0000000; hw/net/lan9118.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Descriptor rings as the controller model and the class driver share them. */
 #include <string.h>
 

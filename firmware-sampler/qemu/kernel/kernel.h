@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A tiny cooperative kernel shaped like Zephyr's: threads with their own
  * stacks on PSP (interrupts on MSP), mutexes under a BASEPRI interrupt lock,

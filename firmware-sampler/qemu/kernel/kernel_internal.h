@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Scheduler internals shared by the kernel's files only. */
 #ifndef QEMU_KERNEL_INTERNAL_H
 #define QEMU_KERNEL_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Recursive mutex under an interrupt lock, the kernel object the Teensy
  * report found at 17 % of busy time: every lock and unlock raises BASEPRI,

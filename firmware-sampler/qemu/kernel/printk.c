@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Console formatting without newlib's stdio (which would pull in reentrancy
  * structures and malloc). Output goes to the board UART in one write per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Counting semaphores and the FIFOs built on them; give/put are interrupt-safe. */
 #include "kernel.h"
 #include "kernel_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Cooperative context switch. Threads run in thread mode on PSP, so `sp`
  * here is the thread's stack; interrupts keep using MSP.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Threads and the cooperative scheduler. */
 #include <string.h>
 

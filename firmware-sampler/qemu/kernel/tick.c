@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The system tick: uptime and timeouts (Zephyr's sys_clock_announce). */
 #include "kernel.h"
 #include "kernel_internal.h"

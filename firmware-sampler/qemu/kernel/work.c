@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A work queue: one thread running submitted items in order (Zephyr's k_work_q). */
 #include "kernel.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A static ARP cache; the lookup is on the transmit path of every packet. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fixed pool of network buffers with headroom for the lower layers' headers. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internet checksums, plus the demo's deliberately hot payload check. */
 #include "net.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* UDP connections and the socket calls the echo application uses. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ethernet framing (what CDC-ECM carries over USB). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A packet classifier: a table of rules, each matching a different header
  * or payload pattern, run over every received IPv4 packet. The rules are

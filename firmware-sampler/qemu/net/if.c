@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Network interfaces and the read-only IPv4 address checks. Each check
  * takes the interface mutex, as Zephyr's do: in the Teensy profile these

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A small IPv4/UDP stack for the demo workload, shaped after the Zephyr
  * path a UDP echo takes (net_recv_data -> ethernet -> ipv4 -> udp -> conn ->

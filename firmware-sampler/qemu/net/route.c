@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IPv4 routing table with longest-prefix match. */
 #include "net.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Receive hand-off: drivers queue frames with net_recv_data() (from their
  * interrupt), and the "net_rx" work queue thread runs the stack on them,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Boot of the Teensy-shaped QEMU image: a two-word stub at 0x0 (ITCM), the
  * real vector table and the reset path in "flash" at 0x60000000.

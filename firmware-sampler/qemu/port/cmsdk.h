@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Registers of the mps2-an500 peripherals the QEMU port uses.
  *

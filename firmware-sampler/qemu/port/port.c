@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Board bring-up for the mps2-an500 stand-in of the Teensy 4.1. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The QEMU board port: UART console, clocks, the sampling timer. */
 #ifndef QEMU_PORT_PORT_H
 #define QEMU_PORT_PORT_H

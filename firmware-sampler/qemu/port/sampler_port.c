@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sampler core's port hooks on the QEMU board: CMSDK timer 0 as the
  * sampling timer at priority 0 (above the kernel's BASEPRI lock, like a

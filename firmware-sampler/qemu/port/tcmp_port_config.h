@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Build options of the sampler core for the QEMU port, passed to every
  * sampler source as -DTCMP_PORT_CONFIG_HEADER='"tcmp_port_config.h"'.

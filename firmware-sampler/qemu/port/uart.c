@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CMSDK UART 0 as the host link (the Teensy's USB CDC-ACM port). TX is
  * polled from thread mode only, so a frame and a log line never interleave

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Golden vectors of the tcmprof wire protocol (docs/protocol.md), v1.0.
 
 Written from the spec alone, independently of the C encoder (core/) and the

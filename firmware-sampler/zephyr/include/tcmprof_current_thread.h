@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sample path's read of the interrupted thread: what
  * include/zephyr/kernel_structs.h defines _current as on a uniprocessor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * i.MX RT10xx Periodic Interrupt Timer (PIT) as the sampler's timer.
  *

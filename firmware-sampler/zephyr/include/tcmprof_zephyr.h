@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Zephyr port's own interface, between its sampler thread and its shell
  * commands. Both serialise their calls into the core through these.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Build options of the sampler core for the Zephyr port, passed to every
  * sampler source as -DTCMP_PORT_CONFIG_HEADER="tcmprof_zephyr_config.h" (see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sampler's timer hooks on the i.MX RT10xx PIT, channel 0.
  *

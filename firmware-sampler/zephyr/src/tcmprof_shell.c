@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shell commands: start, stop, status and clear a run from the console, for
  * use without the host tool (the records still leave only over the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Brings up the USB device (device_next) with the tcmprof-sampler snippet's
  * two CDC-ACM ports (console and shell, and the sampler's binary transport)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sampler core on Zephyr, i.MX RT10xx: the PIT interrupt as a
  * zero-latency direct vector, the PIT clock, the build id, the thread table,

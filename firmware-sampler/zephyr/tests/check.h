@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A minimal test harness: each test is a function; a failed CHECK marks it failed. */
 #ifndef CHECK_H
 #define CHECK_H

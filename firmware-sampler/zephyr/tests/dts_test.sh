@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Compiles the snippet's overlay, and the sample's overlay on top of it,
 # against a stand-in board tree with dtc, then reads the result back with
 # fdtget: the chosen nodes, the two CDC-ACM ports, pit0 disabled, the NCM

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * TCMP_PORT_CONFIG_HEADER for the host test of the port's sample path: the
  * PIT hooks run against the register model, and the current-thread read is

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Compiles the sample path as the Zephyr build would for the Teensy's
 # Cortex-M7: the core and the PIT hooks with this port's real
 # tcmprof_zephyr_config.h (over stand-ins for the three Zephyr headers it

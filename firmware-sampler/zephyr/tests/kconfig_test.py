@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parses the module's Kconfig with kconfiglib against stubs of the Zephyr
 symbols it depends on, as a 3.7 LTS tree and as a current 4.x tree defines
 them (kconfig_stub/), and checks its defaults and dependencies, that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A behavioural model of the i.MX RT10xx PIT for host tests, per the
  * reference manual's description as summarised in NXP's PERI_PIT.h and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The PIT timer hooks (src/tcmprof_pit.c) against the register model:
  * exact register sequences, and the intervals the model then produces.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Zephyr port's sample path on the host: the portable core with this
  * port's PIT hooks (src/tcmprof_pit.c) on the PIT register model and the

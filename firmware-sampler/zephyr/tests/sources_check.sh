@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The module's CMakeLists.txt names its sources one by one, not with
 # file(GLOB): checks that it names every C file of the core
 # (${TCMPROF_CORE_DIR}/NAME.c) and of this port (src/NAME.c), and nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Code the image already keeps in ITCM; it calls into flash (a veneer the
    plan can make unnecessary by moving util_mid). */
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test firmware for the linker package: near-miss section names, static
    duplicates, an archive member, existing ITCM code, and a boot path. */
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A firmware for place.FromImage's rules: a function in a vector-table
  * section, one whose name merely contains "vector", sampler code, two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Archive libalpha.a, member alpha_math.o: plain flash code called from
  * main and from the ITCM function (so ld needs a veneer ITCM -> flash). */
 #include <stdint.h>

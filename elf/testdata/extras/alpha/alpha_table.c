@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Archive libalpha.a, member alpha_table.o: a function with a name long
  * enough that GNU ld wraps its input-section line in the map file. */
 #include <stdint.h>

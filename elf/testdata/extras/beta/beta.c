@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Archive libbeta.a, member beta.o: calls through a function pointer
  * (BLX Rm) and into newlib (memcpy, strlen). */
 #include <stdint.h>

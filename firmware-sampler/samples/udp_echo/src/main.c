@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * UDP echo server on port 7: every datagram goes back to its sender. The
  * workload the tcmprof seed report measures: USB CDC-NCM in, the IPv4/UDP

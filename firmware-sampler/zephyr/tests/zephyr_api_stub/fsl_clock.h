@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 #include <stdint.h>
 /* hal_nxp RT1060 fsl_clock.h / MIMXRT1062.h names the glue uses. */

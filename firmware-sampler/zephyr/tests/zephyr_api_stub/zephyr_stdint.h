@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* As Zephyr's include/zephyr/toolchain/zephyr_stdint.h (passed with -imacros):
  * 32-bit integer types are int, so "%u" prints uint32_t. */
 #undef __INT32_TYPE__

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /* The teensy41 facts the glue reads, as dts/arm/nxp/nxp_rt10xx.dtsi and the snippet give them. */
 #define DT_CAT_(a, b) a##b

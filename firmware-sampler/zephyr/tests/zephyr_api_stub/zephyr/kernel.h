@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Declarations of the Zephyr APIs the port's glue uses, with the signatures
  * read in the Zephyr sources (zephyr/README.md lists them), so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Just enough devicetree for TCMP_PIT_BASE: pit0's reg address. */
 #define DT_CAT(a, b) a##b
 #define DT_NODELABEL(label) DT_CAT(DT_N_NODELABEL_, label)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* _kernel with the shape include/zephyr/kernel_structs.h gives it. */
 #include <stdint.h>
 struct k_thread;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 #define LOG_MODULE_REGISTER(name, level) extern int log_##name
 #define LOG_MODULE_DECLARE(name, level) extern int log_##name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
  * include/zephyr/sys/ring_buffer.h: RING_BUF_DECLARE(name, size8) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 /*
  * The device_next API tcmprof_usbd.c uses, with the arities of the Zephyr
