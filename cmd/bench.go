@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
-	"github.com/vbauerster/cupwriter"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
@@ -117,16 +115,16 @@ func (o *benchUDPEchoOptions) rates() ([]float64, error) {
 	var err error
 	if o.steps != "" {
 		if steps, err = loadtest.ParseSteps(o.steps); err != nil {
-			return nil, fmt.Errorf("--%v", err)
+			return nil, fmt.Errorf("--%w", err)
 		}
 	}
 	if o.tail != "" {
 		if tail, err = loadtest.ParseTail(o.tail); err != nil {
-			return nil, fmt.Errorf("--%v", err)
+			return nil, fmt.Errorf("--%w", err)
 		}
 	}
 	if len(steps)+len(tail) == 0 {
-		return nil, errors.New("no rates: give --steps start:step:stop (e.g. 500:500:30000) and/or --tail r,r,...")
+		return nil, errors.New("no rates: give --steps start:step:stop (e.g. 500:500:30000), --tail with rates (e.g. 10000,20000) or both")
 	}
 	return loadtest.MergeRates(steps, tail), nil
 }
@@ -138,7 +136,7 @@ func (o *benchUDPEchoOptions) validate() error {
 		return err
 	}
 	if o.opts.WindowStart, o.opts.WindowEnd, err = loadtest.ParseWindow(o.window); err != nil {
-		return fmt.Errorf("--%v", err)
+		return fmt.Errorf("--%w", err)
 	}
 	return o.opts.Validate()
 }
@@ -185,7 +183,7 @@ func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams) error {
 		return err
 	}
 	if runErr != nil {
-		return fmt.Errorf("%v after %d of %d steps (those are in the table and files)", runErr, len(run.Steps), o.opts.Passes*len(o.opts.Rates))
+		return fmt.Errorf("%w after %d of %d steps (those are in the table and files)", runErr, len(run.Steps), o.opts.Passes*len(o.opts.Rates))
 	}
 	return nil
 }
@@ -289,8 +287,7 @@ type benchUI struct {
 
 func newBenchUI(w io.Writer, total int) *benchUI {
 	ui := &benchUI{}
-	if f, ok := w.(*os.File); ok && cupwriter.New(f, false).IsTerminal() {
-		ui.p = mpb.New(mpb.WithOutput(f), mpb.WithWidth(40))
+	if ui.p = terminalProgress(w); ui.p != nil {
 		ui.bar = ui.p.AddBar(int64(total),
 			mpb.PrependDecorators(decor.Name("steps "), decor.CountersNoUnit("%d / %d")),
 			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {

@@ -310,11 +310,20 @@ type captureUI struct {
 func newCaptureUI(w io.Writer, quiet bool) *captureUI {
 	ui := &captureUI{err: w, quiet: quiet}
 	ui.progress = func(uint64, uint64) {}
-	if f, ok := w.(*os.File); ok && cupwriter.New(f, false).IsTerminal() {
-		ui.p = mpb.New(mpb.WithOutput(f), mpb.WithWidth(40))
+	if ui.p = terminalProgress(w); ui.p != nil {
 		ui.progress = ui.showProgress
 	}
 	return ui
+}
+
+// terminalProgress is the container for the progress bars of capture and
+// bench, on w when w is a terminal; nil otherwise (a log or a pipe gets
+// plain lines).
+func terminalProgress(w io.Writer) *mpb.Progress {
+	if f, ok := w.(*os.File); ok && cupwriter.New(f, false).IsTerminal() {
+		return mpb.New(mpb.WithOutput(f), mpb.WithWidth(40))
+	}
+	return nil
 }
 
 func (ui *captureUI) showProgress(got, total uint64) {

@@ -171,7 +171,7 @@ func ParseWindow(spec string) (start, end time.Duration, err error) {
 		end, err = parseSeconds(b)
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("window %q: %v", spec, err)
+		return 0, 0, fmt.Errorf("window %q: %w", spec, err)
 	}
 	return start, end, nil
 }

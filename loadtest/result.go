@@ -268,7 +268,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	dec := json.NewDecoder(rd)
 	var r Run
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("not a udp-echo run: %v", err)
+		return nil, fmt.Errorf("not a udp-echo run: %w", err)
 	}
 	if r.Format != FormatVersion {
 		return nil, fmt.Errorf("format %q: want %q (a file written by tcmprof bench udp-echo --json)", r.Format, FormatVersion)

@@ -35,17 +35,17 @@ func Measure(ctx context.Context, target string, opts Options, progress Progress
 	}
 	raddr, err := net.ResolveUDPAddr("udp", target)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: %v", target, unwrapDNS(err))
+		return nil, fmt.Errorf("target %s: %w", target, unwrapDNS(err))
 	}
 	var laddr *net.UDPAddr
 	if opts.Local != "" {
 		if laddr, err = net.ResolveUDPAddr("udp", opts.Local); err != nil {
-			return nil, fmt.Errorf("local address %s: %v", opts.Local, unwrapDNS(err))
+			return nil, fmt.Errorf("local address %s: %w", opts.Local, unwrapDNS(err))
 		}
 	}
 	conn, err := net.DialUDP("udp", laddr, raddr)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: %v", target, err)
+		return nil, fmt.Errorf("target %s: %w", target, err)
 	}
 	t := newTester(conn, opts)
 	recvDone := make(chan struct{})
