@@ -24,6 +24,25 @@ type Capture struct {
 	Missing []Range           // index ranges that never arrived, ascending
 	Host    HostInfo
 	Stats   DecodeStats
+	// Model is set when no device took the capture: tcmprof sim modelled
+	// it from an execution trace (docs/sim.md); nil for a real run.
+	Model *ModelInfo
+}
+
+// ModelInfo says how a modelled capture was made: the PC sampled every
+// interval of modelled cycles (instructions plus instruction-cache fills)
+// rather than of a board's timer.
+type ModelInfo struct {
+	Tool      string `json:"tool"` // "tcmprof sim"
+	CacheSize uint32 `json:"cache_size"`
+	CacheWays uint32 `json:"cache_ways"`
+	LineSize  uint32 `json:"line_size"`
+	Policy    string `json:"policy"`
+	Penalty   uint32 `json:"penalty"` // cycles per line fill
+	Unit      string `json:"unit,omitempty"`
+	Warmup    uint64 `json:"warmup,omitempty"`
+	Units     uint64 `json:"units,omitempty"`
+	Cycles    uint64 `json:"cycles"` // modelled cycles of the window the samples cover
 }
 
 // Range is the record indices [Start, End).

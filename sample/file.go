@@ -24,7 +24,7 @@ import (
 // newer major; minor versions only add JSON keys.
 const (
 	FileMajor = 1
-	FileMinor = 0
+	FileMinor = 1 // 1.1: the "model" key
 )
 
 // fileMagic starts every capture file; the version follows on the same line.
@@ -40,6 +40,7 @@ type fileMeta struct {
 	Threads     []fileThread `json:"threads"`
 	Host        HostInfo     `json:"host"`
 	Stats       DecodeStats  `json:"stats"`
+	Model       *ModelInfo   `json:"model,omitempty"`
 }
 
 type fileHeader struct {
@@ -85,6 +86,7 @@ func (c *Capture) Write(w io.Writer) error {
 		Missing:     c.Missing,
 		Host:        c.Host,
 		Stats:       c.Stats,
+		Model:       c.Model,
 	}
 	if meta.Missing == nil {
 		meta.Missing = []Range{}
@@ -229,6 +231,7 @@ func parse(data []byte) (*Capture, error) {
 		Missing: meta.Missing,
 		Host:    meta.Host,
 		Stats:   meta.Stats,
+		Model:   meta.Model,
 	}
 	if len(c.Missing) == 0 {
 		c.Missing = nil

@@ -76,6 +76,10 @@ func TestCaptureFileRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := syntheticCapture(tc.n, tc.fields, tc.missing)
+			if tc.name == "pc" { // as tcmprof sim writes it
+				c.Model = &ModelInfo{Tool: "tcmprof sim", CacheSize: 32768, CacheWays: 2, LineSize: 32,
+					Policy: "lru", Penalty: 500, Unit: "zsock_sendto", Warmup: 300, Units: 2000, Cycles: 1 << 40}
+			}
 			if err := c.Validate(); err != nil {
 				t.Fatal(err)
 			}
@@ -99,10 +103,13 @@ func TestCaptureFileIsSelfDescribing(t *testing.T) {
 	if err := syntheticCapture(10, FieldPC|FieldLR, nil).Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"tcmcap 1.0\n", `"build_id": "a0a1a2`, `"cpu_hz": 600000000`, `"product": "tcmprof sampler"`} {
+	for _, want := range []string{"tcmcap 1.1\n", `"build_id": "a0a1a2`, `"cpu_hz": 600000000`, `"product": "tcmprof sampler"`} {
 		if !bytes.Contains(buf.Bytes(), []byte(want)) {
 			t.Errorf("file lacks %q", want)
 		}
+	}
+	if bytes.Contains(buf.Bytes(), []byte(`"model"`)) {
+		t.Error("a device's capture carries a model key")
 	}
 }
 
@@ -147,9 +154,9 @@ func TestCaptureFileErrors(t *testing.T) {
 	if fe := (*FormatError)(nil); !errors.As(err, &fe) || fe.Off != int64(recsOff) || !strings.Contains(err.Error(), "record 0 at byte") {
 		t.Errorf("over-long varint in the first record, at byte %d: %v", recsOff, err)
 	}
-	newer := append([]byte("tcmcap 2.1\n"), good[len("tcmcap 1.0\n"):]...)
+	newer := append([]byte("tcmcap 2.1\n"), good[len("tcmcap 1.1\n"):]...)
 	_, err = Parse(bytes.NewReader(newer))
-	if err == nil || !strings.Contains(err.Error(), "version 2.1 is newer than this tcmprof reads (1.0)") {
+	if err == nil || !strings.Contains(err.Error(), "version 2.1 is newer than this tcmprof reads (1.1)") {
 		t.Errorf("newer major: %v", err)
 	}
 	_, err = Parse(strings.NewReader("PK\x03\x04 something else"))
