@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,66 +71,22 @@ func TestISRInstructionCount(t *testing.T) {
 	}
 }
 
-var (
-	// "0x00000098:  f01e 0f04  tst.w    lr, #4" inside an IN: block.
-	asmLine = regexp.MustCompile(`^0x([0-9a-f]{8}):\s`)
-	// "Trace 0: 0x7f5c... [00000000/00000098/00000000/ff200000] tcmp_sample_isr"
-	traceLine = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/`)
-)
-
 // isrInstructionCounts returns the instructions of each execution of the
 // interrupt entry and everything in ITCM it ran until the next entry.
 func isrInstructionCounts(t *testing.T, logPath string, entry uint64) []int {
 	t.Helper()
-	f, err := os.Open(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	blockLen := map[uint64]int{} // block start -> instructions
-	var block uint64
-	inBlock := false
 	var counts []int
 	current := -1
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "IN: " || len(line) > 3 && line[:3] == "IN:" {
-			inBlock, block = true, 0
-			continue
-		}
-		if m := asmLine.FindStringSubmatch(line); m != nil && inBlock {
-			pc, _ := strconv.ParseUint(m[1], 16, 32)
-			if block == 0 {
-				// A block may be translated again (other CPU state):
-				// its latest translation is the one that runs next.
-				block = pc
-				blockLen[block] = 0
-			}
-			blockLen[block]++
-			continue
-		}
-		inBlock = false
-		if m := traceLine.FindStringSubmatch(line); m != nil {
-			pc, _ := strconv.ParseUint(m[1], 16, 32)
-			n, ok := blockLen[pc]
-			if !ok {
-				t.Fatalf("block at %#x executed but never translated", pc)
-			}
-			if pc == entry {
-				if current >= 0 {
-					counts = append(counts, current)
-				}
-				current = 0
-			}
+	for _, b := range execLogBlocks(t, logPath) {
+		if b.start == entry {
 			if current >= 0 {
-				current += n
+				counts = append(counts, current)
 			}
+			current = 0
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		if current >= 0 {
+			current += len(b.insns)
+		}
 	}
 	if current >= 0 {
 		counts = append(counts, current)
@@ -138,4 +95,69 @@ func isrInstructionCounts(t *testing.T, logPath string, entry uint64) []int {
 		t.Fatal("no sampler interrupt in the execution log")
 	}
 	return counts
+}
+
+var (
+	// "0x00000098:  f01e 0f04  tst.w    lr, #4" inside an IN: block.
+	asmLine = regexp.MustCompile(`^0x([0-9a-f]{8}):\s`)
+	// "Trace 0: 0x7f5c... [00000000/00000098/00000000/ff200000] tcmp_sample_isr"
+	traceLine = regexp.MustCompile(`^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/`)
+)
+
+// execBlock is one block execution of QEMU's execution log.
+type execBlock struct {
+	start uint64
+	insns []uint64 // instruction addresses, from the block's latest translation
+}
+
+// execLogBlocks reads a "-d in_asm,exec,nochain" log: each translated
+// block's instructions once ("IN:"), and a "Trace" line for every
+// execution of a block. A block QEMU logged but then did not start
+// ("Stopped execution of TB chain before", e.g. an interrupt pending at
+// its start) is taken back.
+func execLogBlocks(t *testing.T, logPath string) []execBlock {
+	t.Helper()
+	f, err := os.Open(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	translated := map[uint64][]uint64{} // block start -> instruction addresses
+	var block []uint64
+	inBlock := false
+	var out []execBlock
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "IN:") {
+			inBlock, block = true, nil
+			continue
+		}
+		if m := asmLine.FindStringSubmatch(line); m != nil && inBlock {
+			pc, _ := strconv.ParseUint(m[1], 16, 32)
+			block = append(block, pc)
+			// A block may be translated again (other CPU state): its
+			// latest translation is the one that runs next.
+			translated[block[0]] = block
+			continue
+		}
+		inBlock = false
+		if m := traceLine.FindStringSubmatch(line); m != nil {
+			pc, _ := strconv.ParseUint(m[1], 16, 32)
+			insns, ok := translated[pc]
+			if !ok {
+				t.Fatalf("block at %#x executed but never translated", pc)
+			}
+			out = append(out, execBlock{pc, insns})
+			continue
+		}
+		if strings.HasPrefix(line, "Stopped execution of TB chain before") && len(out) > 0 {
+			out = out[:len(out)-1]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -62,8 +64,9 @@ func SourceDir() string {
 
 // Names of the build outputs inside BuildOptions.OutDir.
 const (
-	ELFName = "tcmprof-demo.elf"
-	MapName = "tcmprof-demo.map"
+	ELFName    = "tcmprof-demo.elf"
+	MapName    = "tcmprof-demo.map"
+	PluginName = "tcmtrace.so" // the trace plugin (plugin/README.md)
 )
 
 // BuildOptions select one build of the demo image.
@@ -116,17 +119,39 @@ func Build(opts BuildOptions) (elfPath, mapPath string, err error) {
 		}
 		args = append(args, "ITCM_LD="+frag)
 	}
+	if err := runMake(args, opts.Log); err != nil {
+		return "", "", err
+	}
+	return filepath.Join(out, ELFName), filepath.Join(out, MapName), nil
+}
+
+// BuildPlugin builds the trace plugin (plugin/tcmtrace.c) with the host C
+// compiler into outDir and returns the path of the shared object.
+func BuildPlugin(outDir string) (string, error) {
+	out, err := filepath.Abs(outDir)
+	if err != nil {
+		return "", fmt.Errorf("qemu plugin build: %w", err)
+	}
+	if err := runMake([]string{"-C", SourceDir(), "OUT=" + out, "plugin"}, nil); err != nil {
+		return "", err
+	}
+	return filepath.Join(out, PluginName), nil
+}
+
+// runMake runs make with args; a failure's error ends with make's last
+// output. log, when set, also receives the output.
+func runMake(args []string, log io.Writer) error {
 	var output bytes.Buffer
 	cmd := exec.Command("make", args...)
 	var w io.Writer = &output
-	if opts.Log != nil {
-		w = io.MultiWriter(&output, opts.Log)
+	if log != nil {
+		w = io.MultiWriter(&output, log)
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Run(); err != nil {
-		return "", "", fmt.Errorf("qemu build: make %v: %w\n%s", args, err, tail(output.Bytes(), 40))
+		return fmt.Errorf("qemu build: make %v: %w\n%s", args, err, tail(output.Bytes(), 40))
 	}
-	return filepath.Join(out, ELFName), filepath.Join(out, MapName), nil
+	return nil
 }
 
 // tail returns the last n lines of b.
@@ -162,8 +187,58 @@ type StartOptions struct {
 	// from: send from there (loadtest.Options.Local). restrict=on would drop
 	// them; the firmware answers only its peer at 10.0.2.2 (the host).
 	EchoForward string
+	// Trace, when set, loads the trace plugin (plugin/README.md).
+	Trace *TraceOptions
 	// Output receives what QEMU prints after the pty line; nil drops it.
 	Output io.Writer
+}
+
+// TraceOptions are the trace plugin's arguments (plugin/README.md).
+type TraceOptions struct {
+	// Path is the file or FIFO the plugin writes (required). QEMU waits
+	// in its start-up until a FIFO's reader opens it: see StartTrace.
+	Path string
+	// Plugin is the plugin's shared object; empty builds it next to the
+	// ELF (BuildPlugin into the ELF's directory).
+	Plugin string
+	// Marker is the address whose executions count as entries (0: none);
+	// recording runs from entry From (0: reset) to entry To (0: the end).
+	Marker   uint32
+	From, To uint64
+	// Exit ends QEMU once entry To is recorded.
+	Exit bool
+	// BuildID is copied into the trace header for the reader to check.
+	BuildID []byte
+}
+
+// pluginArg is the -plugin argument for o.
+func (o *TraceOptions) pluginArg(elfPath string) (string, error) {
+	if o.Path == "" {
+		return "", errors.New("qemu trace: no output path")
+	}
+	plugin := o.Plugin
+	if plugin == "" {
+		var err error
+		if plugin, err = BuildPlugin(filepath.Dir(elfPath)); err != nil {
+			return "", err
+		}
+	}
+	for _, p := range []string{plugin, o.Path} {
+		if strings.ContainsRune(p, ',') {
+			return "", fmt.Errorf("qemu trace: path %q has a comma, which -plugin cannot pass", p)
+		}
+	}
+	arg := "file=" + plugin + ",out=" + o.Path
+	if o.Marker != 0 {
+		arg += fmt.Sprintf(",marker=%#x,from=%d,to=%d", o.Marker, o.From, o.To)
+	}
+	if o.Exit {
+		arg += ",exit=on"
+	}
+	if len(o.BuildID) > 0 {
+		arg += ",buildid=" + hex.EncodeToString(o.BuildID)
+	}
+	return arg, nil
 }
 
 // Instance is a running emulator.
@@ -208,6 +283,13 @@ func StartWith(ctx context.Context, elfPath string, opts StartOptions) (*Instanc
 		if r := opts.ExecLogRange; r[1] > r[0] {
 			args = append(args, "-dfilter", fmt.Sprintf("%#x..%#x", r[0], r[1]-1))
 		}
+	}
+	if opts.Trace != nil {
+		arg, err := opts.Trace.pluginArg(elfPath)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-plugin", arg)
 	}
 	cmd := exec.CommandContext(ctx, "qemu-system-arm", args...)
 	// QEMU's own process group, so that a terminal's ^C reaches only the
@@ -296,4 +378,78 @@ func (i *Instance) Stop() {
 			<-i.done
 		}
 	})
+}
+
+// StartTrace boots elfPath with the trace plugin writing into a new FIFO
+// (opts.Trace.Path is set to it) and returns the instance and the FIFO's
+// read end. The emulator runs only as fast as the caller reads; closing
+// the reader removes the FIFO. With opts.Trace.Exit the emulator ends
+// after the window; otherwise the caller stops it.
+func StartTrace(ctx context.Context, elfPath string, opts StartOptions) (*Instance, io.ReadCloser, error) {
+	if opts.Trace == nil {
+		return nil, nil, errors.New("qemu trace: no TraceOptions")
+	}
+	dir, err := os.MkdirTemp("", "tcmprof-trace-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("qemu trace: %w", err)
+	}
+	fifo := filepath.Join(dir, "trace")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("qemu trace: %w", err)
+	}
+	// Opening a FIFO for reading waits for its writer, the plugin, which
+	// QEMU loads before it reports its pty: so open it on the side.
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		ch <- opened{f, err}
+	}()
+	trace := *opts.Trace
+	trace.Path = fifo
+	opts.Trace = &trace
+	release := func() {
+		// Ends the reader's open with a writer of our own.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		if o := <-ch; o.f != nil {
+			o.f.Close()
+		}
+		os.RemoveAll(dir)
+	}
+	inst, err := StartWith(ctx, elfPath, opts)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	var o opened
+	select {
+	case o = <-ch:
+	case <-inst.Done():
+		release()
+		return nil, nil, fmt.Errorf("qemu exited before the trace plugin opened its output (%v)", inst.waitErr)
+	}
+	if o.err != nil {
+		inst.Stop()
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("qemu trace: %w", o.err)
+	}
+	return inst, &fifoReader{File: o.f, dir: dir}, nil
+}
+
+// fifoReader removes the FIFO's directory when closed.
+type fifoReader struct {
+	*os.File
+	dir string
+}
+
+func (f *fifoReader) Close() error {
+	err := f.File.Close()
+	os.RemoveAll(f.dir)
+	return err
 }
