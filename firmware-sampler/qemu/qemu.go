@@ -167,7 +167,9 @@ func tail(b []byte, n int) []byte {
 type StartOptions struct {
 	// Icount, when > 0, runs QEMU with -icount shift=Icount,align=off: the
 	// virtual clock advances 2^Icount ns per instruction, so timer
-	// intervals are counted in instructions rather than host time.
+	// intervals are counted in instructions rather than host time. With
+	// Trace, also sleep=off: idle time then skips to the next timer
+	// instead of following the host, and the trace is reproducible.
 	Icount int
 	// OneInsnPerTB runs with -singlestep (QEMU 7.2's spelling of
 	// -accel tcg,one-insn-per-tb=on): an interrupt can then be taken after
@@ -270,7 +272,15 @@ func StartWith(ctx context.Context, elfPath string, opts StartOptions) (*Instanc
 	}
 	args := []string{"-M", "mps2-an500", "-nographic", "-monitor", "none", "-serial", "pty", "-kernel", elfPath}
 	if opts.Icount > 0 {
-		args = append(args, "-icount", "shift="+strconv.Itoa(opts.Icount)+",align=off")
+		icount := "shift=" + strconv.Itoa(opts.Icount) + ",align=off"
+		if opts.Trace != nil {
+			// While the guest idles (WFI), QEMU's virtual clock follows
+			// the host's unless sleep=off makes it jump to the next timer:
+			// only then is a trace the same on every run. (Not for runs a
+			// host talks to: idle virtual time would race past the host.)
+			icount += ",sleep=off"
+		}
+		args = append(args, "-icount", icount)
 	}
 	if opts.OneInsnPerTB {
 		args = append(args, "-singlestep")
