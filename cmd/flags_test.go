@@ -12,6 +12,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sim"
 )
 
 // The flag tests run each command with a runF that keeps its options: what
@@ -126,6 +127,37 @@ func TestListingFlags(t *testing.T) {
 	})
 	flagErrors(t, newVerifyCmd, []flagError{{[]string{"--elf", "e"}, `required flag(s) "plan" not set`}})
 	flagErrors(t, newProfileCmd, []flagError{{[]string{"c", "--elf", "e"}, `required flag(s) "output" not set`}})
+}
+
+func TestSimFlags(t *testing.T) {
+	o, err := parseFlags(newSimCmd, "--elf", "fw.elf", "--map", "fw.map", "--board", "qemu-demo", "run.trace",
+		"--warmup", "300", "--units", "2000", "--policy", "round-robin", "--penalty", "400", "--exclude", "0x60800000-0x60900000",
+		"--exclude", "10+20", "--capture", "m.tcmcap", "--rate", "20000", "--jitter", "10", "--clock", "528000000", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.trace != "run.trace" || o.input.elfPath != "fw.elf" || o.input.board != "qemu-demo" || o.unit != "zsock_sendto" ||
+		o.warmup != 300 || o.units != 2000 || o.cachePolicy != sim.RoundRobin || o.penalty != 400 || !o.json ||
+		!reflect.DeepEqual(o.excluded, []sim.Range{{Start: 0x60800000, End: 0x60900000}, {Start: 0x10, End: 0x30}}) ||
+		!reflect.DeepEqual(o.sampling, &sim.Sampling{ClockHz: 528000000, RateHz: 20000, JitterPct: 10}) {
+		t.Errorf("%+v", o)
+	}
+	// The defaults: LRU, the report's 500-cycle fill, a unit per zsock_sendto, no capture.
+	if o, err := parseFlags(newSimCmd, "--elf", "fw.elf", "-"); err != nil || o.cachePolicy != sim.LRU || o.penalty != 500 ||
+		o.sampling != nil || o.trace != "-" || o.top != 30 {
+		t.Errorf("defaults: %+v, %v", o, err)
+	}
+	flagErrors(t, newSimCmd, []flagError{
+		{[]string{"t", "--unit", "", "--warmup", "3"}, "--warmup and --units count entries of --unit"},
+		{[]string{"t", "--policy", "mru"}, "unknown replacement policy"},
+		{[]string{"t", "--exclude", "0x100"}, "want START-END or START+SIZE"},
+		{[]string{"t", "--exclude", "0x100-0x100"}, "empty"},
+		{[]string{"t", "--exclude", "0x100-0xzz"}, "want START-END or START+SIZE"},
+		{[]string{"t", "--capture", "x.tcmcap", "--rate", "0"}, "sampling at 0 Hz"},
+		{[]string{"t", "--capture", "x.tcmcap", "--jitter", "100"}, "jitter 100"},
+		{[]string{"t", "--top", "-1"}, "--top must be"},
+		{[]string{}, "accepts 1 arg"},
+	})
 }
 
 type flagError struct {

@@ -51,7 +51,7 @@ func newGoldenRuns(t *testing.T) goldenRuns {
 
 // TestGoldenOutputs pins the text and JSON that users read, diff and
 // script against (report, rank, plan and its output files, diff, info,
-// symbolize) to the files in testdata/golden. After a deliberate change,
+// symbolize, sim) to the files in testdata/golden. After a deliberate change,
 // rewrite them with
 //
 //	go test ./cmd -run TestGoldenOutputs -update
@@ -67,6 +67,10 @@ func TestGoldenOutputs(t *testing.T) {
 	build := []string{"--elf", r.fw.ELF, "--map", r.fw.MapPath, "--board", "qemu-demo"}
 	out := t.TempDir()
 	outFile := func(name string) string { return filepath.Join(out, name) }
+	// sim: the hand-made trace of sim_test.go over the same firmware, in a
+	// cache of two lines so that its functions evict each other.
+	simArgs := append([]string{"sim", "--unit", "nonleaf", "--warmup", "1", "--units", "20", "--icache-size", "64",
+		"--icache-ways", "1", newSimFixture(t, r.fw.BuildID(t)).trace}, build...)
 	for _, tc := range []struct {
 		golden string   // "": run the command for the files it writes
 		args   []string // the command line, or nil for a file an earlier one wrote
@@ -96,6 +100,8 @@ func TestGoldenOutputs(t *testing.T) {
 		{"profile.txt", nil, outFile("run.pb.gz"), 0},
 		{"symbolize.txt", []string{"symbolize", "--elf", r.fw.ELF, hexAddr(r.fw.Find(t, "hash_buf", `^eor`, 0)), hexAddr(r.fw.Entry(t, "leaf_add")), "0x70000000"}, "", 0},
 		{"symbolize.json", []string{"symbolize", "--json", "--elf", r.fw.ELF, hexAddr(r.fw.Find(t, "hash_buf", `^eor`, 0)), "0x70000000"}, "", 0},
+		{"sim.txt", simArgs, "", 0},
+		{"sim.json", append(simArgs, "--json"), "", 0},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var got []byte

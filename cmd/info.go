@@ -66,6 +66,7 @@ type captureInfo struct {
 	Threads         []threadInfo       `json:"threads"`
 	Host            sample.HostInfo    `json:"host"`
 	Stats           sample.DecodeStats `json:"stats"`
+	Model           *sample.ModelInfo  `json:"model,omitempty"` // modelled captures only
 }
 
 type threadInfo struct {
@@ -91,7 +92,7 @@ func runInfo(o *infoOptions, s Streams) error {
 		Taken: h.Taken, Dropped: h.Dropped, Stored: h.Stored,
 		FirstIndex: span.Start, EndIndex: span.End,
 		Records: len(c.Records), MissingRecords: c.MissingCount(), Missing: c.Missing,
-		Threads: []threadInfo{}, Host: c.Host, Stats: c.Stats,
+		Threads: []threadInfo{}, Host: c.Host, Stats: c.Stats, Model: c.Model,
 	}
 	if h.IntervalTicks > 0 {
 		in.RateHz = float64(h.TimerHz) / float64(h.IntervalTicks)
@@ -109,6 +110,10 @@ func runInfo(o *infoOptions, s Streams) error {
 	w := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
 	p := func(k, format string, a ...any) { fmt.Fprintf(w, "%s\t"+format+"\n", append([]any{k}, a...)...) }
 	p("file", "%s", path)
+	if m := c.Model; m != nil {
+		p("modelled", "by %s, not taken on a device: I-cache of %d bytes, %d-way, %d-byte lines, %s, fill %d cycles; %d units of %s after %d of warm-up, %d cycles",
+			m.Tool, m.CacheSize, m.CacheWays, m.LineSize, m.Policy, m.Penalty, m.Units, orText(m.Unit, "(none)"), m.Warmup, m.Cycles)
+	}
 	p("sampler", "version %s, protocol %s", in.SamplerVersion, in.ProtocolVersion)
 	p("build-id", "%s", orText(in.BuildID, "(none)"))
 	p("run", "%s mode, fields %s, state %s when drained", in.Mode, in.Fields, in.State)

@@ -30,16 +30,24 @@ type inputOptions struct {
 }
 
 func (o *inputOptions) addFlags(c *cobra.Command) {
+	o.addImageFlags(c, "the firmware ELF the capture was taken from")
 	f := c.Flags()
-	f.StringVar(&o.elfPath, "elf", "", "the firmware ELF the capture was taken from")
-	f.StringVar(&o.buildDir, "build-dir", "", "a west build directory: reads zephyr/zephyr.elf, zephyr.map, zephyr.dts and .config from it")
-	f.StringVar(&o.mapPath, "map", "", "GNU ld map file, for library labels (default: zephyr/zephyr.map in --build-dir)")
-	f.StringVar(&o.dtsPath, "dts", "", "Zephyr devicetree (zephyr.dts) giving the memory regions (default: from --build-dir)")
-	f.StringVar(&o.board, "board", "", "board for memory regions and I-cache: "+fmt.Sprint(elf.BoardNames())+" (default: CONFIG_BOARD from --build-dir's .config, else teensy41)")
 	f.BoolVar(&o.force, "force", false, "read a capture whose build-id differs from the ELF's")
 	f.StringSliceVar(&o.idleThreads, "idle-thread", nil, "thread name (glob) whose samples are idle; repeatable")
 	f.StringSliceVar(&o.idleFuncs, "idle-func", nil, "function name (glob) whose samples are idle; repeatable")
 	f.BoolVar(&o.noDefaultIdle, "no-default-idle", false, "drop the built-in idle rules (Zephyr's idle thread and functions, WFI)")
+}
+
+// addImageFlags adds the flags that name the image and its board:
+// --elf (described by elfHelp), --build-dir, --map, --dts, --board. sim
+// takes these alone: it reads a trace, not a capture.
+func (o *inputOptions) addImageFlags(c *cobra.Command, elfHelp string) {
+	f := c.Flags()
+	f.StringVar(&o.elfPath, "elf", "", elfHelp)
+	f.StringVar(&o.buildDir, "build-dir", "", "a west build directory: reads zephyr/zephyr.elf, zephyr.map, zephyr.dts and .config from it")
+	f.StringVar(&o.mapPath, "map", "", "GNU ld map file, for library labels (default: zephyr/zephyr.map in --build-dir)")
+	f.StringVar(&o.dtsPath, "dts", "", "Zephyr devicetree (zephyr.dts) giving the memory regions (default: from --build-dir)")
+	f.StringVar(&o.board, "board", "", "board for memory regions and I-cache: "+fmt.Sprint(elf.BoardNames())+" (default: CONFIG_BOARD from --build-dir's .config, else teensy41)")
 }
 
 // sources are the build outputs the inputs name, after --build-dir has
@@ -69,7 +77,7 @@ func (o *inputOptions) sources() (sources, error) {
 		if o.buildDir != "" {
 			return s, fmt.Errorf("--build-dir %s has no zephyr/zephyr.elf", o.buildDir)
 		}
-		return s, errors.New("reading a capture needs the ELF: give --elf or --build-dir")
+		return s, errors.New("no firmware ELF: give --elf or --build-dir")
 	}
 	return s, nil
 }

@@ -123,6 +123,7 @@ functions by samples per byte and plans what goes into ITCM.`,
 		newRankCmd(s, nil),
 		newPlanCmd(s, nil),
 		newVerifyCmd(s, nil),
+		newSimCmd(s, nil),
 		newBenchCmd(s),
 	)
 	return root

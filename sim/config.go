@@ -163,13 +163,19 @@ func (c *Config) Validate() error {
 		}
 	}
 	if s := c.Sampling; s != nil {
-		if s.ClockHz == 0 || s.RateHz == 0 || s.RateHz > s.ClockHz {
-			return fmt.Errorf("sampling at %d Hz of a %d Hz clock (want 1 Hz up to the clock)", s.RateHz, s.ClockHz)
-		}
-		// Below 100 %, every drawn interval is at least one cycle.
-		if s.JitterPct >= 100 {
-			return fmt.Errorf("jitter %d %% (below 100)", s.JitterPct)
-		}
+		return s.Validate()
+	}
+	return nil
+}
+
+// Validate checks the sampling parameters.
+func (s *Sampling) Validate() error {
+	if s.ClockHz == 0 || s.RateHz == 0 || s.RateHz > s.ClockHz {
+		return fmt.Errorf("sampling at %d Hz of a %d Hz clock (want 1 Hz up to the clock)", s.RateHz, s.ClockHz)
+	}
+	// Below 100 %, every drawn interval is at least one cycle.
+	if s.JitterPct >= 100 {
+		return fmt.Errorf("jitter %d %% (below 100)", s.JitterPct)
 	}
 	return nil
 }
