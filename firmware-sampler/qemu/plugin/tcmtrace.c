@@ -141,14 +141,18 @@ static void flush(void)
 			continue;
 		}
 		if (w <= 0) {
-			/* The reader went away (EPIPE) or the disk is full: stop
-			 * recording; the trace has no END, which the reader reports. */
+			/* The reader went away (EPIPE: it had all it wanted) or the
+			 * disk is full: stop recording; the trace has no END, which
+			 * a reader that wanted more reports. */
 			fprintf(stderr, "tcmtrace: writing %s: %s; recording stopped\n", tr.path,
 				w < 0 ? strerror(errno) : "short write");
 			close(tr.fd);
 			tr.fd = -1;
 			tr.recording = false;
 			tr.done = true;
+			if (tr.exit_qemu) {
+				kill(getpid(), SIGTERM);
+			}
 			return;
 		}
 		p += w;
