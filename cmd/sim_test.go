@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,6 +189,46 @@ func TestSimCommand(t *testing.T) {
 	}
 	if code, stdout, _ := tcmprof("info", capture); code != 0 || !strings.Contains(stdout, "modelled  by tcmprof sim") {
 		t.Errorf("info of the modelled capture:\n%s", stdout)
+	}
+}
+
+// Code between the ELF's __testbench_start and __testbench_end costs
+// nothing: the profile firmware with those symbols added (objcopy) around
+// hash_buf models as if hash_buf had not run.
+func TestSimExcludesTheTestbench(t *testing.T) {
+	fw := profiletest.Build(t)
+	fx := newSimFixture(t, nil)
+	hash := fw.Entry(t, "hash_buf")
+	bench := filepath.Join(t.TempDir(), "bench.elf")
+	out, err := exec.Command("arm-none-eabi-objcopy",
+		"--add-symbol", fmt.Sprintf("__testbench_start=0x%x,global", hash),
+		"--add-symbol", fmt.Sprintf("__testbench_end=0x%x,global", uint64(hash)+fx.sizes["hash_buf"]),
+		fw.ELF, bench).CombinedOutput()
+	if err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, out)
+	}
+	args := []string{"--unit", "nonleaf", "--units", "20", fx.trace}
+	plain := runSimJSON(t, append([]string{"--elf", fw.ELF}, args...)...)
+	got := runSimJSON(t, append([]string{"--elf", bench}, args...)...)
+	want := fmt.Sprintf("0x%08x-0x%08x", hash, uint64(hash)+fx.sizes["hash_buf"])
+	if len(got.Model.Exclude) != 1 || got.Model.Exclude[0] != want {
+		t.Errorf("excluded %v, want [%s]", got.Model.Exclude, want)
+	}
+	if got.Instructions != plain.Instructions-fx.sizes["hash_buf"]/2*20 {
+		t.Errorf("%d instructions with the testbench excluded, %d without", got.Instructions, plain.Instructions)
+	}
+	for _, f := range got.Functions {
+		if f.Name == "hash_buf" {
+			t.Errorf("testbench code costs %d instructions", f.Instructions)
+		}
+	}
+	// One symbol without the other is a broken image.
+	half := filepath.Join(t.TempDir(), "half.elf")
+	if out, err := exec.Command("arm-none-eabi-objcopy", "--add-symbol", "__testbench_start=0x60000000,global", fw.ELF, half).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, out)
+	}
+	if code, _, stderr := tcmprof(append([]string{"sim", "--elf", half}, args...)...); code == 0 || !strings.Contains(stderr, "only one of __testbench_start and __testbench_end") {
+		t.Errorf("half a testbench: exit %d: %s", code, stderr)
 	}
 }
 
