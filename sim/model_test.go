@@ -19,6 +19,19 @@ const (
 	itcm     = 0x00000100
 )
 
+// threeLinesOneSet loops 100 times over three blocks on three lines of one
+// set: 700 instructions.
+func threeLinesOneSet(buildID []byte) []byte {
+	w := simtest.NewWriter(buildID)
+	a := w.Block(flash, 2, 2, 2, 2) // one line: 4 instructions
+	b := w.Block(flash+setApart, 2, 2)
+	c := w.Block(flash+2*setApart, 4)
+	for range 100 {
+		w.Exec(a, b, c)
+	}
+	return w.Bytes()
+}
+
 func testConfig(t *testing.T) Config {
 	t.Helper()
 	b, err := elf.BoardByName("teensy41")
@@ -44,16 +57,6 @@ func runTrace(t *testing.T, trace []byte, cfg Config) *Result {
 // Misses computable by hand, for every policy where the answer does not
 // depend on the victim choice, and the first-order cycles.
 func TestHandMadeTraces(t *testing.T) {
-	threeLinesOneSet := func() []byte {
-		w := simtest.NewWriter(nil)
-		a := w.Block(flash, 2, 2, 2, 2) // one line: 4 instructions
-		b := w.Block(flash+setApart, 2, 2)
-		c := w.Block(flash+2*setApart, 4)
-		for range 100 {
-			w.Exec(a, b, c)
-		}
-		return w.Bytes()
-	}
 	for _, tc := range []struct {
 		name         string
 		trace        []byte
@@ -63,7 +66,7 @@ func TestHandMadeTraces(t *testing.T) {
 		// A loop over three lines of one set in a 2-way cache: under LRU
 		// (and FIFO, and round-robin with one set in use) each fetch
 		// evicts the line needed next.
-		{"three lines, one set", threeLinesOneSet(), []Policy{LRU, FIFO, RoundRobin}, 700, 300},
+		{"three lines, one set", threeLinesOneSet(nil), []Policy{LRU, FIFO, RoundRobin}, 700, 300},
 		// Two lines of one set fit its two ways: only the cold misses.
 		{"two lines, one set", func() []byte {
 			w := simtest.NewWriter(nil)
@@ -217,16 +220,7 @@ func TestUnitWindow(t *testing.T) {
 // The same trace streamed and recorded gives the same result, and a
 // layout that moves a thrashing line into ITCM removes its fills.
 func TestRecordingAndLayout(t *testing.T) {
-	trace := func() []byte {
-		w := simtest.NewWriter([]byte{0xab, 0xcd, 0xef})
-		a := w.Block(flash, 2, 2, 2, 2)
-		b := w.Block(flash+setApart, 2, 2)
-		c := w.Block(flash+2*setApart, 4)
-		for range 100 {
-			w.Exec(a, b, c)
-		}
-		return w.Bytes()
-	}()
+	trace := threeLinesOneSet([]byte{0xab, 0xcd, 0xef})
 	cfg := testConfig(t)
 	streamed := runTrace(t, trace, cfg)
 	r, err := NewReader(bytes.NewReader(trace))

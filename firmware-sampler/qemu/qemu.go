@@ -390,6 +390,29 @@ func (i *Instance) Stop() {
 	})
 }
 
+// TraceToFile boots elfPath with the trace plugin writing opts.Trace.Path
+// and waits until QEMU has ended itself after the window (Exit is implied;
+// opts.Trace.To must end the window) or ctx is done.
+func TraceToFile(ctx context.Context, elfPath string, opts StartOptions) error {
+	if opts.Trace == nil || opts.Trace.To == 0 {
+		return errors.New("qemu trace: no window end (TraceOptions.To)")
+	}
+	trace := *opts.Trace
+	trace.Exit = true
+	opts.Trace = &trace
+	inst, err := StartWith(ctx, elfPath, opts)
+	if err != nil {
+		return err
+	}
+	defer inst.Stop()
+	select {
+	case <-inst.Done():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("qemu trace: QEMU did not end after the window: %w", ctx.Err())
+	}
+}
+
 // StartTrace boots elfPath with the trace plugin writing into a new FIFO
 // (opts.Trace.Path is set to it) and returns the instance and the FIFO's
 // read end. The emulator runs only as fast as the caller reads; closing

@@ -54,19 +54,11 @@ func readTrace(t *testing.T, path string) tracedRun {
 // QEMU to end itself after the window.
 func traceToFile(t *testing.T, elfPath string, opts StartOptions, trace TraceOptions) {
 	t.Helper()
-	trace.Exit = true
 	opts.Trace = &trace
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	inst, err := StartWith(ctx, elfPath, opts)
-	if err != nil {
+	if err := TraceToFile(ctx, elfPath, opts); err != nil {
 		t.Fatal(err)
-	}
-	defer inst.Stop()
-	select {
-	case <-inst.Done():
-	case <-ctx.Done():
-		t.Fatal("QEMU did not end after the traced window")
 	}
 }
 
