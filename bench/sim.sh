@@ -33,7 +33,7 @@ timed() {
 	local label=$1; shift
 	/usr/bin/time -f '%e %U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || { cat "$work/err"; exit 1; }
 	read -r wall user sys <"$work/time"
-	cpu=$(echo "$user + $sys" | bc)
+	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')
 	printf '%-44s %6.2f s wall %6.2f s CPU\n' "$label" "$wall" "$cpu"
 }
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f", n / s / 1e6 }'; } # instructions, seconds → M/s
