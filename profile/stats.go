@@ -115,6 +115,13 @@ func (r IdleRules) Validate() error {
 	return nil
 }
 
+// IdleSample reports whether a sample at pc is idle: in thread mode (an
+// exception handler is work even when it interrupted the idle thread), and
+// either idle by where it is (Site.Idle) or in an idle thread.
+func (r IdleRules) IdleSample(pc *Site, exc uint16, thread string) bool {
+	return exc == 0 && (pc.Idle || r.IdleThread(thread))
+}
+
 // IdleThread reports whether a thread of this name is idle.
 func (r IdleRules) IdleThread(name string) bool { return matchAny(r.Threads, name) }
 

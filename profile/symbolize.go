@@ -102,21 +102,19 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 	if c == nil || img == nil {
 		return nil, errors.New("profile: a capture and an image are both needed")
 	}
-	if err := opts.Idle.Validate(); err != nil {
+	sites, err := NewSites(img, opts)
+	if err != nil {
 		return nil, err
 	}
-	s := &Symbolized{Capture: c, Image: img, Board: opts.Board, Options: opts}
-	if s.Board == nil {
-		b, err := elf.BoardByName("teensy41")
-		if err != nil {
-			return nil, err
-		}
-		s.Board = b
-	}
-	if err := s.checkBuildID(); err != nil {
+	s := &Symbolized{Capture: c, Image: img, Board: sites.Board(), Options: opts}
+	warning, err := CheckBuildID(img, c.Header.BuildID, opts.Force)
+	if err != nil {
 		return nil, err
 	}
-	r := &resolver{s: s, sites: make(map[uint32]*Site), lrLive: make(map[uint32]bool)}
+	if warning != "" {
+		s.Warnings = append(s.Warnings, warning)
+	}
+	r := &resolver{s: s, sites: sites, lrLive: make(map[uint32]bool)}
 	if c.Header.Fields&sample.FieldLR != 0 {
 		cfi, err := elf.LoadCFI(img.File())
 		if err != nil || cfi == nil {
@@ -144,11 +142,11 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 	}
 	s.Stacks = make([]Stack, 0, len(counts))
 	for k, n := range counts {
-		st := Stack{PC: r.site(k.pc), Exc: k.exc, Thread: k.thread, Count: n}
+		st := Stack{PC: sites.At(k.pc), Exc: k.exc, Thread: k.thread, Count: n}
 		if k.caller != 0 {
-			st.Caller = r.site(k.caller)
+			st.Caller = sites.At(k.caller)
 		}
-		st.Idle = k.exc == 0 && (st.PC.Idle || s.Options.Idle.IdleThread(s.ThreadName(k.thread)))
+		st.Idle = opts.Idle.IdleSample(st.PC, k.exc, s.ThreadName(k.thread))
 		s.Stacks = append(s.Stacks, st)
 	}
 	sort.Slice(s.Stacks, func(i, j int) bool {
@@ -174,33 +172,43 @@ func siteAddr(s *Site) uint32 {
 	return s.Addr
 }
 
-// checkBuildID compares the capture's build-id with the image's.
-func (s *Symbolized) checkBuildID() error {
-	want := s.Capture.Header.BuildID
-	got, err := elf.BuildID(s.Image.File())
+// CheckBuildID compares the build-id a capture (or a running device)
+// reports with the image's. It fails when they differ, unless force; the
+// warning says what could not be checked, or that force was used.
+func CheckBuildID(img *elf.Image, want []byte, force bool) (warning string, err error) {
+	got, err := elf.BuildID(img.File())
 	switch {
 	case err != nil || len(got) == 0:
-		s.Warnings = append(s.Warnings, "the ELF has no GNU build-id: cannot check that the capture came from it (link with --build-id)")
+		return "the ELF has no GNU build-id: cannot check that the capture came from it (link with --build-id)", nil
 	case len(want) == 0:
-		s.Warnings = append(s.Warnings, "the capture carries no build-id: cannot check that it came from this ELF")
+		return "the capture carries no build-id: cannot check that it came from this ELF", nil
 	case !bytes.Equal(want, got):
 		msg := fmt.Sprintf("capture build-id %s differs from ELF build-id %s", hex.EncodeToString(want), hex.EncodeToString(got))
-		if !s.Options.Force {
-			return fmt.Errorf("%s: the capture was taken from another build (--force reads it anyway)", msg)
+		if !force {
+			return "", fmt.Errorf("%s: the capture was taken from another build (--force reads it anyway)", msg)
 		}
-		s.Warnings = append(s.Warnings, msg+" (--force)")
+		return msg + " (--force)", nil
 	}
-	return nil
+	return "", nil
 }
 
 // ThreadName is the name of thread id from the capture's thread table, its
 // id in hex when the table has no name for it, and "" when the run did not
 // record threads or id is 0 (unknown).
 func (s *Symbolized) ThreadName(id uint32) string {
-	if s.Capture.Header.Fields&sample.FieldThread == 0 || id == 0 {
+	if s.Capture.Header.Fields&sample.FieldThread == 0 {
 		return ""
 	}
-	if n, ok := s.Capture.Threads[id]; ok && n != "" {
+	return ThreadName(s.Capture.Threads, id)
+}
+
+// ThreadName is the name of thread id in a thread table, its id in hex
+// when the table has no name for it, and "" for id 0 (unknown).
+func ThreadName(threads map[uint32]string, id uint32) string {
+	if id == 0 {
+		return ""
+	}
+	if n, ok := threads[id]; ok && n != "" {
 		return n
 	}
 	return fmt.Sprintf("0x%08x", id)
@@ -226,55 +234,14 @@ var systemExceptions = [16]string{
 	7: "SecureFault", 11: "SVCall", 12: "DebugMonitor", 14: "PendSV", 15: "SysTick",
 }
 
-// resolver symbolizes each address once.
+// resolver judges each record's LR against the sampled PC.
 type resolver struct {
 	s     *Symbolized
+	sites *Sites
 	cfi   *elf.CFI // nil: LR is judged by its call instruction alone
-	sites map[uint32]*Site
 	// lrLive caches the CFI's answer per PC: evaluating the CFI program
 	// allocates, and a capture revisits the same PCs millions of times.
 	lrLive map[uint32]bool
-}
-
-func (r *resolver) site(addr uint32) *Site {
-	if st, ok := r.sites[addr]; ok {
-		return st
-	}
-	img, opts := r.s.Image, &r.s.Options
-	st := &Site{Addr: addr, Function: img.FunctionAt(addr), Frames: img.Symbolize(addr)}
-	if kind, ok := r.s.Board.Classify(addr, func(a uint32) bool { return st.Function != nil && st.Function.Veneer }); ok {
-		st.Region = kind
-	}
-	if opts.Map != nil {
-		st.Library = opts.Map.Library(addr)
-	}
-	st.Idle = r.idleCode(st)
-	r.sites[addr] = st
-	return st
-}
-
-// idleCode reports whether samples at st are idle by where they are: in a
-// function the idle rules name (physical or inlined), or right after a
-// WFI/WFE.
-func (r *resolver) idleCode(st *Site) bool {
-	rules := &r.s.Options.Idle
-	if f := st.Function; f != nil && (rules.IdleFunction(f.Name) || rules.IdleFunction(f.Base)) {
-		return true
-	}
-	for _, fr := range st.Frames {
-		if rules.IdleFunction(fr.Function) || rules.IdleFunction(fr.Short) {
-			return true
-		}
-	}
-	if rules.WFI && st.Addr >= 4 {
-		if b, ok := r.s.Image.Bytes(st.Addr-4, 4); ok {
-			return AfterWaitForInterrupt(b)
-		}
-		if b, ok := r.s.Image.Bytes(st.Addr-2, 2); ok {
-			return AfterWaitForInterrupt(b)
-		}
-	}
-	return false
 }
 
 // liveAtPC reports whether the CFI says LR holds the return address at pc.
@@ -319,7 +286,7 @@ func (r *resolver) caller(pc, lr uint32) uint32 {
 		l.ByCFI++
 		return site
 	}
-	if f := r.site(pc).Function; f != nil {
+	if f := r.sites.At(pc).Function; f != nil {
 		if target, _, ok := elf.BLTarget(code, site); ok {
 			// A call between flash and ITCM goes through a linker veneer:
 			// the function called is the veneer's destination.
