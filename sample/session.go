@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"time"
 )
@@ -94,6 +95,20 @@ type Session struct {
 	// OnProgress is told how many records of the current run have arrived,
 	// and how many are expected (0 while unknown, in stream mode).
 	OnProgress func(received, total uint64)
+	// OnRecords receives the records of each DATA frame of the current
+	// run as the frame arrives (a live view aggregates them). It runs on
+	// the session's goroutine and must not keep or modify the slice.
+	OnRecords func(recs []Record)
+	// OnHeader receives every HEADER: the device's counters (taken,
+	// dropped, stored) at the time it answered.
+	OnHeader func(h *Header)
+	// StatusEvery, when positive, makes a stream run ask for the device's
+	// counters (STATUS) this often, so that OnHeader sees its drops while
+	// the run goes on; otherwise STATUS is sent only when the line is quiet.
+	StatusEvery time.Duration
+
+	// received carries Received's requests to the session's goroutine.
+	received chan chan *Capture
 
 	header  *Header // the last HEADER
 	lastEnd *End    // the END of a stream run, once it came
@@ -109,7 +124,7 @@ type Session struct {
 // NewSession starts reading conn. Every byte read is first written to raw
 // when it is not nil, so a capture survives a decoder bug.
 func NewSession(conn io.ReadWriteCloser, raw io.Writer, t Timeouts) *Session {
-	s := &Session{conn: conn, timeouts: t, dec: NewDecoder(FieldPC), chunks: make(chan []byte, 64)}
+	s := &Session{conn: conn, timeouts: t, dec: NewDecoder(FieldPC), chunks: make(chan []byte, 64), received: make(chan chan *Capture)}
 	go s.read(raw)
 	return s
 }
@@ -202,6 +217,9 @@ func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
 		case <-ctx.Done():
 			timer.Stop()
 			return nil, ctx.Err()
+		case reply := <-s.received:
+			timer.Stop()
+			reply <- s.receivedSoFar()
 		case c, ok := <-s.chunks:
 			timer.Stop()
 			if !ok {
@@ -218,8 +236,14 @@ func (s *Session) collect(f Frame) {
 	switch f := f.(type) {
 	case *Header:
 		s.header = f
+		if s.OnHeader != nil {
+			s.OnHeader(f)
+		}
 	case *Data:
 		if s.set != nil {
+			if s.OnRecords != nil {
+				s.OnRecords(f.Records)
+			}
 			for _, r := range f.Records {
 				s.set.add(r)
 			}
@@ -668,6 +692,42 @@ func (s *Session) needThreads() bool {
 	return s.header.Fields&FieldThread != 0 && s.threads == nil
 }
 
+// Received returns the current run as it has arrived so far: its records,
+// the gaps between them, and the counters of the last HEADER (for a live
+// view that saves what it has shown). Unlike the other methods it may be
+// called from any goroutine while Stream, Attach or a drain runs; the
+// session answers while it waits for the connection, which it does at
+// least every Timeouts.Reply. ctx bounds the wait; without a run in
+// progress nothing answers until it ends.
+func (s *Session) Received(ctx context.Context) (*Capture, error) {
+	reply := make(chan *Capture, 1)
+	select {
+	case s.received <- reply:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case c := <-reply:
+		if c == nil {
+			return nil, errors.New("no run in progress")
+		}
+		return c, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// receivedSoFar is Received's answer, made on the session's goroutine: a
+// copy that the session's later frames do not touch.
+func (s *Session) receivedSoFar() *Capture {
+	if s.set == nil || s.header == nil {
+		return nil
+	}
+	c := s.capture()
+	c.Threads = maps.Clone(c.Threads)
+	return c
+}
+
 // capture assembles what arrived.
 func (s *Session) capture() *Capture {
 	h := *s.header
@@ -711,6 +771,7 @@ func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, m
 	}
 	stopped := false
 	var cause error
+	nextStatus := time.Now().Add(s.StatusEvery)
 	for s.lastEnd == nil {
 		if !stopped && (isClosed(stop) || !stopAt.IsZero() && time.Now().After(stopAt)) {
 			stopped = true
@@ -723,28 +784,30 @@ func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, m
 		if !stopAt.IsZero() && !stopped {
 			wait = min(wait, time.Until(stopAt)+time.Millisecond)
 		}
+		statusDue := s.StatusEvery > 0 && !stopped
+		if statusDue {
+			wait = min(wait, time.Until(nextStatus))
+		}
 		_, err := s.next(ctx, time.Now().Add(wait))
-		if err == errTimeout {
-			if !stopAt.IsZero() && !stopped && time.Now().After(stopAt) {
-				continue
-			}
-			// Quiet: at a low rate DATA comes seldom. Ask whether the run
-			// still goes; if it ended and its END was lost, the HEADER has
-			// the final counters.
+		if err != nil && err != errTimeout {
+			cause = err
+			break
+		}
+		if statusDue && !time.Now().Before(nextStatus) || err == errTimeout && (stopAt.IsZero() || stopped || !time.Now().After(stopAt)) {
+			// Counters are due, or the line is quiet: at a low rate DATA
+			// comes seldom. Either way ask whether the run still goes; if
+			// it ended and its END was lost, the HEADER has the final
+			// counters.
 			h, err := s.Status(ctx)
 			if err != nil {
 				cause = err
 				break
 			}
+			nextStatus = time.Now().Add(s.StatusEvery)
 			if h.State != StateRunning {
 				final.Taken, final.Dropped, final.Stored = h.Taken, h.Dropped, h.Stored
 				break
 			}
-			continue
-		}
-		if err != nil {
-			cause = err
-			break
 		}
 	}
 	final.State = StateIdle

@@ -360,3 +360,80 @@ func TestSnapshotByteAtATime(t *testing.T) {
 		t.Errorf("%d records, stats %+v, %d of %d log lines", len(c.Records), c.Stats, logs, d.LogLines())
 	}
 }
+
+// What a live view needs from a stream run: every record handed over as
+// its frame arrives, in order; the device's counters while the run goes
+// (StatusEvery); and the run so far, asked for from another goroutine.
+func TestStreamLiveHooks(t *testing.T) {
+	d := newDevice(4096, sampletest.Faults{})
+	d.StreamRing = 8192
+	s, _ := openSession(t, d, fastTimeouts())
+	s.StatusEvery = 20 * time.Millisecond
+	var seen []sample.Record
+	s.OnRecords = func(recs []sample.Record) { seen = append(seen, recs...) }
+	var running []sample.Header
+	s.OnHeader = func(h *sample.Header) {
+		if h.State == sample.StateRunning {
+			running = append(running, *h)
+		}
+	}
+	stop := make(chan struct{})
+	partial := make(chan *sample.Capture, 1)
+	go func() {
+		defer close(stop)
+		waitForStored(t, d, 3000)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c, err := s.Received(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		partial <- c
+		waitForStored(t, d, 6000)
+	}()
+	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTruth(t, d, c)
+	if !reflect.DeepEqual(seen, c.Records) {
+		t.Errorf("OnRecords saw %d records, the capture holds %d", len(seen), len(c.Records))
+	}
+	if len(running) < 2 || running[len(running)-1].Stored <= running[0].Stored {
+		t.Errorf("HEADERs while running: %+v", running)
+	}
+	p := <-partial
+	if p == nil {
+		t.Fatal("no partial capture")
+	}
+	checkTruth(t, d, p)
+	if n := len(p.Records); n < 1 || n >= len(c.Records) || !reflect.DeepEqual(p.Records, c.Records[:n]) || p.Header.Mode != sample.ModeStream {
+		t.Errorf("partial capture: %d records of %d, header %+v", n, len(c.Records), p.Header)
+	}
+}
+
+// A device whose ring overflows drops samples and says so in its counters:
+// the host sees drops, not missing records.
+func TestStreamRingOverflow(t *testing.T) {
+	d := newDevice(4096, sampletest.Faults{})
+	d.StreamRing, d.StreamBatch, d.StreamPeriod = 256, 1000, time.Millisecond
+	s, _ := openSession(t, d, fastTimeouts())
+	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC, Count: 50000}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTruth(t, d, c)
+	h := c.Header
+	if h.Taken != 50000 || h.Dropped == 0 || h.Stored+h.Dropped != h.Taken || uint32(len(c.Records)) != h.Stored || len(c.Missing) != 0 {
+		t.Errorf("taken %d, dropped %d, stored %d, %d records, missing %v", h.Taken, h.Dropped, h.Stored, len(c.Records), c.Missing)
+	}
+}
+
+func waitForStored(t *testing.T, d *sampletest.Device, n uint32) {
+	for deadline := time.Now().Add(10 * time.Second); d.Stored() < n; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("the device stored only %d records", d.Stored())
+			return
+		}
+	}
+}

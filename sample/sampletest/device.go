@@ -53,7 +53,19 @@ type Device struct {
 	RunTime       time.Duration   // a snapshot run's sampling time (the device's clock is fast)
 	StreamBatch   int             // records per DATA frame while streaming
 	StreamPeriod  time.Duration   // between stream DATA frames
-	Faults        Faults
+	// StreamRing, when positive, makes a stream run behave like the
+	// firmware's ring: StreamBatch samples are taken every StreamPeriod
+	// whether or not the host reads, wait in a ring of StreamRing records,
+	// and go out one DATA frame at a time as fast as the connection takes
+	// them; a sample that finds the ring full is dropped and counted. With
+	// 0 each batch is sent before the next is taken: a slow host slows the
+	// run down and nothing is dropped.
+	StreamRing uint32
+	// Replay, when set, gives the records' fields in place of generated
+	// ones: record i is Replay[i mod len(Replay)] with index i, as if a
+	// recorded capture played again.
+	Replay []sample.Record
+	Faults Faults
 
 	mu       sync.Mutex
 	wmu      sync.Mutex // serialises frames from Serve and the stream goroutine
@@ -71,6 +83,7 @@ type Device struct {
 	started  time.Time
 	taken    uint32
 	stored   uint32
+	sent     uint32 // a ring stream's records below this index are sent
 	heldFrom uint32
 	stopRun  chan struct{}
 	stopping bool
@@ -88,6 +101,20 @@ func (d *Device) Record(i uint32) sample.Record {
 }
 
 func (d *Device) record(i uint32, f sample.Fields) sample.Record {
+	if n := uint32(len(d.Replay)); n > 0 {
+		rec := d.Replay[i%n]
+		r := sample.Record{Index: i, PC: rec.PC}
+		if f&sample.FieldLR != 0 {
+			r.LR = rec.LR
+		}
+		if f&sample.FieldExc != 0 {
+			r.Exc = rec.Exc
+		}
+		if f&sample.FieldThread != 0 {
+			r.Thread = rec.Thread
+		}
+		return r
+	}
 	h := rand.New(rand.NewPCG(d.Seed, uint64(i)))
 	funcs := []uint32{0x60001000, 0x60002400, 0x60010000, 0x00000400, 0x60023000}
 	r := sample.Record{Index: i, PC: funcs[h.IntN(len(funcs))] + uint32(h.IntN(0x100))*2}
@@ -274,7 +301,7 @@ func (d *Device) start(c *sample.Start) error {
 	}
 	if status == sample.StatusOK {
 		d.state, d.mode, d.fields, d.jitter, d.rate = sample.StateRunning, c.Mode, c.Fields, c.JitterPct, rate
-		d.taken, d.stored, d.heldFrom = 0, 0, 0
+		d.taken, d.stored, d.sent, d.heldFrom = 0, 0, 0, 0
 		d.target = d.Capacity
 		if c.Count > 0 {
 			d.target = min(d.target, c.Count)
@@ -297,7 +324,10 @@ func (d *Device) start(c *sample.Start) error {
 	if err := d.send(&sample.Reply{Command: sample.TypeStart, Status: status}); err != nil {
 		return err
 	}
-	if stream {
+	switch {
+	case stream && d.StreamRing > 0:
+		go d.streamRing(d.stopRun)
+	case stream:
 		go d.stream(d.stopRun)
 	}
 	return nil
@@ -332,16 +362,87 @@ func (d *Device) stream(stop chan struct{}) {
 			return
 		}
 		if done {
-			d.mu.Lock()
-			d.state = sample.StateIdle
-			d.heldFrom = d.stored
-			end := &sample.End{Reason: sample.EndStreamStopped, Next: d.stored, Taken: d.taken, Stored: d.stored}
-			d.mu.Unlock()
-			if d.sendThreads(fields) == nil {
-				d.send(end)
-			}
+			d.endStream(fields)
 			return
 		}
+	}
+}
+
+// streamRing is stream with the firmware's ring (see StreamRing): a taker
+// stores samples on time, or drops them, and this goroutine sends what the
+// ring holds, one frame at a time, releasing each frame's records once it
+// is written.
+func (d *Device) streamRing(stop chan struct{}) {
+	wake := make(chan struct{}, 1)
+	takerDone := make(chan struct{})
+	go func() {
+		defer close(takerDone)
+		tick := time.NewTicker(d.StreamPeriod)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			d.mu.Lock()
+			// Samples due by now at the mean rate, so that a late tick
+			// takes more rather than the rate falling behind.
+			due := uint64(time.Since(d.started)/d.StreamPeriod) * uint64(d.StreamBatch)
+			if d.target > 0 {
+				due = min(due, uint64(d.target))
+			}
+			n := uint32(due) - d.taken
+			stored := min(n, d.StreamRing-(d.stored-d.sent))
+			d.taken += n
+			d.stored += stored
+			finished := d.target > 0 && d.taken >= d.target
+			d.mu.Unlock()
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+			if finished {
+				return
+			}
+		}
+	}()
+	for taking := true; ; {
+		d.mu.Lock()
+		from, end, fields := d.sent, d.stored, d.fields
+		d.mu.Unlock()
+		if from < end {
+			n, err := d.sendFrame(from, end, fields)
+			if err != nil {
+				return
+			}
+			d.mu.Lock()
+			d.sent += n
+			d.mu.Unlock()
+			continue
+		}
+		if !taking {
+			d.endStream(fields)
+			return
+		}
+		select {
+		case <-wake:
+		case <-takerDone:
+			taking = false
+		}
+	}
+}
+
+// endStream ends a stream run as the firmware does: the thread table, then
+// END with the final counters, and the device is idle.
+func (d *Device) endStream(fields sample.Fields) {
+	d.mu.Lock()
+	d.state = sample.StateIdle
+	d.heldFrom = d.stored
+	end := &sample.End{Reason: sample.EndStreamStopped, Next: d.stored, Taken: d.taken, Dropped: d.taken - d.stored, Stored: d.stored}
+	d.mu.Unlock()
+	if d.sendThreads(fields) == nil {
+		d.send(end)
 	}
 }
 
@@ -375,17 +476,24 @@ func (d *Device) drain(c *sample.Drain) error {
 // firmware fills them (sample.FillData).
 func (d *Device) sendRecords(from, end uint32, fields sample.Fields) error {
 	for from < end {
-		recs := make([]sample.Record, min(end-from, sample.MaxPayload))
-		for i := range recs {
-			recs[i] = d.record(from+uint32(i), fields)
-		}
-		data := sample.FillData(from, fields, recs)
-		if err := d.sendData(data); err != nil {
+		n, err := d.sendFrame(from, end, fields)
+		if err != nil {
 			return err
 		}
-		from += uint32(len(data.Records))
+		from += n
 	}
 	return nil
+}
+
+// sendFrame sends one DATA frame of the first records of [from, end),
+// filled as the firmware fills it, and returns how many it sent.
+func (d *Device) sendFrame(from, end uint32, fields sample.Fields) (uint32, error) {
+	recs := make([]sample.Record, min(end-from, sample.MaxPayload))
+	for i := range recs {
+		recs[i] = d.record(from+uint32(i), fields)
+	}
+	data := sample.FillData(from, fields, recs)
+	return uint32(len(data.Records)), d.sendData(data)
 }
 
 func (d *Device) sendThreads(fields sample.Fields) error {
