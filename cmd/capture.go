@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,32 +22,21 @@ import (
 )
 
 type captureOptions struct {
-	port     string
-	baud     int
-	match    sample.PortMatch
-	rate     uint32
-	jitter   uint8
-	fields   string
+	device   deviceOptions
+	start    startFlags
 	mode     string
 	samples  uint32
 	duration time.Duration
 	attach   bool
 	resume   string
-	raw      string
 	out      string
 	quiet    bool
-	timeout  time.Duration
-	retries  int
 
 	// request is what START asks for, from the flags (set by validate).
 	request sample.Start
 	// interrupt is closed to end sampling early, as SIGINT does; tests set it.
 	interrupt <-chan struct{}
 }
-
-// probeTimeout bounds the STATUS probe --port auto sends to each of several
-// ports with the sampler's USB ids; the sampler answers in milliseconds.
-const probeTimeout = 300 * time.Millisecond
 
 func newCaptureCmd(s Streams, runF func(*captureOptions, Streams) error) *cobra.Command {
 	o := &captureOptions{}
@@ -84,37 +72,27 @@ the ids), each gets one STATUS command and the one that answers is used.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runCommand(o, s, runF, runCapture) },
 	}
+	o.device.addFlags(c)
+	o.start.add(c)
 	f := c.Flags()
-	f.StringVar(&o.port, "port", "auto", `serial device of the sampler, or "auto" to find it by USB id`)
-	f.IntVar(&o.baud, "baud", 115200, "baud rate (ignored by USB CDC-ACM)")
-	f.StringVar(&o.match.VID, "vid", sample.DefaultVID, "USB vendor id --port auto looks for (hex)")
-	f.StringVar(&o.match.PID, "pid", sample.DefaultPID, "USB product id --port auto looks for (hex)")
-	f.StringVar(&o.match.Serial, "serial", "", "USB serial number --port auto looks for")
-	f.StringVar(&o.match.Product, "product", "", "text in the USB product string --port auto looks for")
-	f.Uint32Var(&o.rate, "rate", 0, "mean sampling rate in Hz (0 = the device default)")
-	f.Uint8Var(&o.jitter, "jitter", 0, "jitter of the sampling interval, percent (uniform in mean ± jitter)")
-	f.StringVar(&o.fields, "fields", "pc", "record fields: pc, pc,lr, or pc,lr,ctx (ctx = exc,thread)")
 	f.StringVar(&o.mode, "mode", "snapshot", "snapshot (sample into the buffer, then drain) or stream (drain while sampling)")
 	f.Uint32Var(&o.samples, "samples", 0, "samples to take (0 = until the buffer is full, or Ctrl-C in stream mode)")
 	f.DurationVar(&o.duration, "duration", 0, "how long to sample (0 = no limit)")
 	f.BoolVar(&o.attach, "attach", false, "drain what the device holds, or its ongoing run, without starting a run")
 	f.StringVar(&o.resume, "resume", "", "fetch the missing records of this capture file (written to -o, or back to it)")
-	f.StringVar(&o.raw, "raw", "", "also write every byte received to this file, as it arrives")
 	f.StringVarP(&o.out, "output", "o", "", "capture file to write")
 	f.BoolVar(&o.quiet, "quiet", false, "count the device's log lines instead of showing them")
-	f.DurationVar(&o.timeout, "timeout", sample.DefaultTimeouts().Reply, "how long to wait for an answer before asking again")
-	f.IntVar(&o.retries, "retries", sample.DefaultTimeouts().Retries, "how often to ask again")
 	return c
 }
 
 // validate checks the flags and sets the START request from them; with
 // --resume and no -o, the resumed file is written back.
 func (o *captureOptions) validate() error {
-	st := sample.Start{RateHz: o.rate, JitterPct: o.jitter, Count: o.samples}
-	var err error
-	if st.Fields, err = sample.ParseFields(o.fields); err != nil {
-		return fmt.Errorf("--fields: %w", err)
+	st, err := o.start.start()
+	if err != nil {
+		return err
 	}
+	st.Count = o.samples
 	switch o.mode {
 	case "snapshot":
 		st.Mode = sample.ModeSnapshot
@@ -136,10 +114,7 @@ func (o *captureOptions) validate() error {
 	case o.out == "":
 		return errors.New("no output file: pass -o FILE.tcmcap")
 	}
-	if o.timeout <= 0 || o.retries < 0 {
-		return errors.New("--timeout must be positive and --retries not negative")
-	}
-	return nil
+	return o.device.validate()
 }
 
 func runCapture(o *captureOptions, s Streams) error {
@@ -155,38 +130,12 @@ func runCapture(o *captureOptions, s Streams) error {
 		return err
 	}
 
-	host := sample.HostInfo{Time: time.Now().UTC(), Port: o.port, Baud: o.baud, ToolVersion: Version}
-	if o.port == "auto" {
-		ports, err := sample.ListPorts()
-		if err != nil {
-			return err
-		}
-		p, err := sample.FindPort(ports, o.match, sample.StatusProbe(o.baud, probeTimeout))
-		if err != nil {
-			return err
-		}
-		host.Port, host.USB = p.Path, p.USB
-	}
-	port, err := sample.OpenPort(host.Port, o.baud)
+	dev, err := o.device.open()
 	if err != nil {
 		return err
 	}
-	var raw *os.File
-	if o.raw != "" {
-		if raw, err = os.Create(o.raw); err != nil {
-			port.Close()
-			return err
-		}
-		defer raw.Close()
-	}
-	to := sample.DefaultTimeouts()
-	to.Reply, to.Retries = o.timeout, o.retries
-	var rawW io.Writer
-	if raw != nil {
-		rawW = raw
-	}
-	sess := sample.NewSession(port, rawW, to)
-	defer sess.Close()
+	defer dev.Close()
+	sess, host := dev.session, dev.host
 
 	ui := newCaptureUI(s.Err, o.quiet)
 	sess.OnLog = ui.log
@@ -218,7 +167,7 @@ func runCapture(o *captureOptions, s Streams) error {
 		c.Host = host
 	}
 	if werr := sample.WriteFile(o.out, c); werr != nil {
-		return fmt.Errorf("writing %s: %w (the raw bytes are in %s)", o.out, werr, orNone(o.raw))
+		return fmt.Errorf("writing %s: %w (the raw bytes are in %s)", o.out, werr, orNone(o.device.raw))
 	}
 	fmt.Fprintf(s.Err, "%s: %s\n", o.out, summary(c))
 	// Only now that the file is safe may the device forget the run.
@@ -271,29 +220,6 @@ func summary(c *sample.Capture) string {
 			st.CRCErrors, st.BadFrames, st.GarbageBytes, st.Retries, st.Rerequested)
 	}
 	return s
-}
-
-// interruptChannel is closed by the first SIGINT (end sampling, keep the
-// records); the second cancels ctx (give up now).
-func interruptChannel(ctx context.Context, cancel context.CancelFunc) <-chan struct{} {
-	stop := make(chan struct{})
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt)
-	go func() {
-		defer signal.Stop(sig)
-		select {
-		case <-sig:
-			close(stop)
-		case <-ctx.Done():
-			return
-		}
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return stop
 }
 
 // captureUI shows progress and device log lines on stderr: a progress bar

@@ -229,24 +229,29 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// SIGINT in stream mode stops the run and the capture is written whole.
+// SIGINT (Ctrl-C) or SIGTERM in stream mode stops the run and the capture
+// is written whole.
 func TestCaptureStreamInterrupt(t *testing.T) {
-	d := scriptedDevice(1024, sampletest.Faults{})
-	port, _, _ := sampletest.ServePty(t, d)
-	out := filepath.Join(t.TempDir(), "i.tcmcap")
-	p, stderr := startTcmprof(t, "capture", "--port", port, "--mode", "stream", "-o", out)
-	waitFor(t, "streamed records", func() bool { return d.Stored() > 2000 })
-	p.Process.Signal(syscall.SIGINT)
-	if err := p.Wait(); err != nil {
-		t.Fatalf("%v: %s", err, stderr)
-	}
-	c, err := sample.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkCaptureFile(t, d, out, int(d.Stored()))
-	if len(c.Records) < 2000 || c.Header.Stored != uint32(len(c.Records)) {
-		t.Errorf("%d records, header %+v", len(c.Records), c.Header)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			d := scriptedDevice(1024, sampletest.Faults{})
+			port, _, _ := sampletest.ServePty(t, d)
+			out := filepath.Join(t.TempDir(), "i.tcmcap")
+			p, stderr := startTcmprof(t, "capture", "--port", port, "--mode", "stream", "-o", out)
+			waitFor(t, "streamed records", func() bool { return d.Stored() > 2000 })
+			p.Process.Signal(sig)
+			if err := p.Wait(); err != nil {
+				t.Fatalf("%v: %s", err, stderr)
+			}
+			c, err := sample.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkCaptureFile(t, d, out, int(d.Stored()))
+			if len(c.Records) < 2000 || c.Header.Stored != uint32(len(c.Records)) {
+				t.Errorf("%d records, header %+v", len(c.Records), c.Header)
+			}
+		})
 	}
 }
 

@@ -27,16 +27,16 @@ func TestCaptureFlags(t *testing.T) {
 	}
 	want := sample.Start{Mode: sample.ModeStream, Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread,
 		RateHz: 20000, JitterPct: 10, Count: 5000, DurationMS: 2000}
-	if o.request != want || o.port != "/dev/ttyACM0" || o.out != "run.tcmcap" || o.duration != 2*time.Second {
-		t.Errorf("request %+v, port %q, out %q; want %+v", o.request, o.port, o.out, want)
+	if o.request != want || o.device.port != "/dev/ttyACM0" || o.out != "run.tcmcap" || o.duration != 2*time.Second {
+		t.Errorf("request %+v, port %q, out %q; want %+v", o.request, o.device.port, o.out, want)
 	}
 	// The defaults: a snapshot of PCs from the port found by USB id.
 	o, err = parseFlags(newCaptureCmd, "-o", "x.tcmcap")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.request != (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC}) || o.port != "auto" ||
-		o.match.VID != sample.DefaultVID || o.timeout != sample.DefaultTimeouts().Reply {
+	if o.request != (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC}) || o.device.port != "auto" ||
+		o.device.match.VID != sample.DefaultVID || o.device.timeout != sample.DefaultTimeouts().Reply {
 		t.Errorf("defaults: %+v", o)
 	}
 	// --resume without -o writes the resumed file back.

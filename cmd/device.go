@@ -1,0 +1,119 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tcmprof/tcmprof/sample"
+)
+
+// deviceOptions are the flags of every command that talks to the sampler
+// (capture, top): which port, and how long to wait for it.
+type deviceOptions struct {
+	port    string
+	baud    int
+	match   sample.PortMatch
+	raw     string
+	timeout time.Duration
+	retries int
+}
+
+// probeTimeout bounds the STATUS probe --port auto sends to each of several
+// ports with the sampler's USB ids; the sampler answers in milliseconds.
+const probeTimeout = 300 * time.Millisecond
+
+func (o *deviceOptions) addFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&o.port, "port", "auto", `serial device of the sampler, or "auto" to find it by USB id`)
+	f.IntVar(&o.baud, "baud", 115200, "baud rate (ignored by USB CDC-ACM)")
+	f.StringVar(&o.match.VID, "vid", sample.DefaultVID, "USB vendor id --port auto looks for (hex)")
+	f.StringVar(&o.match.PID, "pid", sample.DefaultPID, "USB product id --port auto looks for (hex)")
+	f.StringVar(&o.match.Serial, "serial", "", "USB serial number --port auto looks for")
+	f.StringVar(&o.match.Product, "product", "", "text in the USB product string --port auto looks for")
+	f.StringVar(&o.raw, "raw", "", "also write every byte received to this file, as it arrives")
+	f.DurationVar(&o.timeout, "timeout", sample.DefaultTimeouts().Reply, "how long to wait for an answer before asking again")
+	f.IntVar(&o.retries, "retries", sample.DefaultTimeouts().Retries, "how often to ask again")
+}
+
+func (o *deviceOptions) validate() error {
+	if o.timeout <= 0 || o.retries < 0 {
+		return errors.New("--timeout must be positive and --retries not negative")
+	}
+	return nil
+}
+
+// startFlags are what START asks for, as capture and top take them.
+type startFlags struct {
+	rate   uint32
+	jitter uint8
+	fields string
+}
+
+func (f *startFlags) add(c *cobra.Command) {
+	c.Flags().Uint32Var(&f.rate, "rate", 0, "mean sampling rate in Hz (0 = the device default)")
+	c.Flags().Uint8Var(&f.jitter, "jitter", 0, "jitter of the sampling interval, percent (uniform in mean ± jitter)")
+	c.Flags().StringVar(&f.fields, "fields", "pc", "record fields: pc, pc,lr, or pc,lr,ctx (ctx = exc,thread)")
+}
+
+// start is the START request of the flags.
+func (f *startFlags) start() (sample.Start, error) {
+	fields, err := sample.ParseFields(f.fields)
+	if err != nil {
+		return sample.Start{}, fmt.Errorf("--fields: %w", err)
+	}
+	return sample.Start{RateHz: f.rate, JitterPct: f.jitter, Fields: fields}, nil
+}
+
+// device is an open connection to the sampler.
+type device struct {
+	session *sample.Session
+	host    sample.HostInfo
+	raw     *os.File // the --raw byte log, or nil
+}
+
+// open finds the port (--port auto) and opens a session on it, with the
+// --raw byte log when asked for.
+func (o *deviceOptions) open() (*device, error) {
+	host := sample.HostInfo{Time: time.Now().UTC(), Port: o.port, Baud: o.baud, ToolVersion: Version}
+	if o.port == "auto" {
+		ports, err := sample.ListPorts()
+		if err != nil {
+			return nil, err
+		}
+		p, err := sample.FindPort(ports, o.match, sample.StatusProbe(o.baud, probeTimeout))
+		if err != nil {
+			return nil, err
+		}
+		host.Port, host.USB = p.Path, p.USB
+	}
+	port, err := sample.OpenPort(host.Port, o.baud)
+	if err != nil {
+		return nil, err
+	}
+	d := &device{host: host}
+	var rawW io.Writer
+	if o.raw != "" {
+		if d.raw, err = os.Create(o.raw); err != nil {
+			port.Close()
+			return nil, err
+		}
+		rawW = d.raw
+	}
+	to := sample.DefaultTimeouts()
+	to.Reply, to.Retries = o.timeout, o.retries
+	d.session = sample.NewSession(port, rawW, to)
+	return d, nil
+}
+
+// Close closes the session and the byte log.
+func (d *device) Close() {
+	d.session.Close()
+	if d.raw != nil {
+		d.raw.Close()
+	}
+}
