@@ -804,18 +804,24 @@ func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, m
 				break
 			}
 			nextStatus = time.Now().Add(s.StatusEvery)
+			final.Taken, final.Dropped, final.Stored = h.Taken, h.Dropped, h.Stored
 			if h.State != StateRunning {
-				final.Taken, final.Dropped, final.Stored = h.Taken, h.Dropped, h.Stored
 				break
 			}
 		}
 	}
 	final.State = StateIdle
-	if e := s.lastEnd; e != nil {
+	switch e := s.lastEnd; {
+	case e != nil:
 		final.Taken, final.Dropped, final.Stored = e.Taken, e.Dropped, e.Stored
 		s.set.extendTo(e.Next)
-	} else if cause == nil {
+	case cause == nil:
 		s.set.extendTo(final.Stored)
+	default:
+		// The run broke off: the last HEADER may be older than the last
+		// records, and the device stored at least what arrived.
+		final.Stored = max(final.Stored, s.set.want.End)
+		final.Taken = max(final.Taken, final.Stored+final.Dropped)
 	}
 	s.header = &final
 	c := s.capture()
