@@ -23,7 +23,8 @@ DEB_CHECKS   := arm-none-eabi-gcc:gcc-arm-none-eabi \
                 gcc:gcc \
                 python3:python3 \
                 /usr/bin/time:time \
-                socat:socat
+                socat:socat \
+                tmux:tmux
 
 .PHONY: all deps build test test-go test-c demo bench fuzz clean
 

@@ -125,6 +125,7 @@ functions by samples per byte and plans what goes into ITCM.`,
 		newVerifyCmd(s, nil),
 		newSimCmd(s, nil),
 		newBenchCmd(s),
+		newTopCmd(s, nil),
 	)
 	return root
 }
@@ -144,7 +145,7 @@ func runCommand[O any](o *O, s Streams, runF, run func(*O, Streams) error) error
 }
 
 // tableFlags are --json and --top of the commands that print tables
-// (report, rank, diff). Options that embed them get their validate method.
+// (report, rank, diff, top). Options that embed them get their validate method.
 type tableFlags struct {
 	json bool
 	top  int
