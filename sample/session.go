@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -109,6 +110,8 @@ type Session struct {
 
 	// received carries Received's requests to the session's goroutine.
 	received chan chan *Capture
+	// streaming tells the reader that a stream run goes (readCoalesce).
+	streaming atomic.Bool
 
 	header  *Header // the last HEADER
 	lastEnd *End    // the END of a stream run, once it came
@@ -147,8 +150,22 @@ func (s *Session) read(raw io.Writer) {
 			s.readErr = err
 			return
 		}
+		if n < len(buf)/4 && s.streaming.Load() {
+			time.Sleep(readCoalesce)
+		}
 	}
 }
+
+// readCoalesce is how long the reader waits after a short read, while a
+// stream run goes, before it reads again. A stream trickles in small frames
+// (at 100 kHz, PC+LR, about a thousand a second, each its own read):
+// waiting lets the kernel gather them, so the host wakes a few hundred
+// times a second instead of thousands, which is most of what a fast stream
+// costs it. The bytes wait at most this long; a reply is handed on at once
+// (the wait is after it). A tty buffers 4 KB, 11 ms of the fastest stream,
+// and a read that finds a quarter of the buffer or more is followed at once
+// by the next. Drains, which burst, are not slowed.
+const readCoalesce = 5 * time.Millisecond
 
 // Close closes the connection and waits for the reader to stop.
 func (s *Session) Close() error {
@@ -764,6 +781,8 @@ func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, m
 		s.set.grow = true
 	}
 	s.dec.SetFields(h.Fields)
+	s.streaming.Store(true)
+	defer s.streaming.Store(false)
 	final := *h
 	var stopAt time.Time
 	if maxDuration > 0 {
@@ -844,20 +863,37 @@ func mergeRanges(rs []Range, gap uint32) []Range {
 	return out
 }
 
-// recordSet holds the records of one run by index.
+// recordSet holds the records of one run by index, in blocks: a stream
+// run grows by whole blocks and never copies what it holds (growing one
+// slice of an hour's records copied them again and again).
 type recordSet struct {
 	want     Range // the indices expected; grows in stream mode
 	grow     bool
-	recs     []Record
-	have     []bool
+	blocks   []*recordBlock
 	received uint64
+}
+
+// blockLen is the records of one block (1.3 MB of them).
+const blockLen = 1 << 16
+
+type recordBlock struct {
+	recs [blockLen]Record
+	have [blockLen]bool
 }
 
 // maxStreamRecords bounds a stream run's memory (an hour at 10 kHz is 36 M).
 const maxStreamRecords = 1 << 27
 
 func newRecordSet(want Range) *recordSet {
-	return &recordSet{want: want, recs: make([]Record, want.Len()), have: make([]bool, want.Len())}
+	rs := &recordSet{want: Range{want.Start, want.Start}}
+	rs.extendTo(want.End)
+	return rs
+}
+
+// at returns the slot of the i-th index of the set (i < want.Len()).
+func (rs *recordSet) at(i uint32) (*Record, *bool) {
+	b := rs.blocks[i/blockLen]
+	return &b.recs[i%blockLen], &b.have[i%blockLen]
 }
 
 func (rs *recordSet) add(r Record) {
@@ -873,29 +909,32 @@ func (rs *recordSet) add(r Record) {
 			return
 		}
 	}
-	i := r.Index - rs.want.Start
-	if !rs.have[i] {
-		rs.have[i] = true
-		rs.recs[i] = r
+	rec, have := rs.at(r.Index - rs.want.Start)
+	if !*have {
+		*have = true
+		*rec = r
 		rs.received++
 	}
 }
 
-// extendTo makes a stream run's set expect the records up to end
-// (exclusive), within maxStreamRecords.
+// extendTo makes the set expect the records up to end (exclusive), within
+// maxStreamRecords.
 func (rs *recordSet) extendTo(end uint32) {
 	if end <= rs.want.End || end-rs.want.Start > maxStreamRecords {
 		return
 	}
-	n := int(end - rs.want.Start)
-	rs.recs = append(rs.recs, make([]Record, n-len(rs.recs))...)
-	rs.have = append(rs.have, make([]bool, n-len(rs.have))...)
+	for n := end - rs.want.Start; uint32(len(rs.blocks))*blockLen < n; {
+		rs.blocks = append(rs.blocks, new(recordBlock))
+	}
 	rs.want.End = end
 }
 
 func (rs *recordSet) hasAll(r Range) bool {
 	for i := r.Start; i < r.End; i++ {
-		if i < rs.want.Start || i >= rs.want.End || !rs.have[i-rs.want.Start] {
+		if i < rs.want.Start || i >= rs.want.End {
+			return false
+		}
+		if _, have := rs.at(i - rs.want.Start); !*have {
 			return false
 		}
 	}
@@ -903,10 +942,10 @@ func (rs *recordSet) hasAll(r Range) bool {
 }
 
 func (rs *recordSet) records() []Record {
-	var out []Record
-	for i, ok := range rs.have[:rs.want.Len()] {
-		if ok {
-			out = append(out, rs.recs[i])
+	out := make([]Record, 0, rs.received)
+	for i := uint32(0); i < rs.want.Len(); i++ {
+		if rec, have := rs.at(i); *have {
+			out = append(out, *rec)
 		}
 	}
 	return out
@@ -915,14 +954,17 @@ func (rs *recordSet) records() []Record {
 func (rs *recordSet) missing() []Range {
 	var out []Range
 	for i := uint32(0); i < rs.want.Len(); i++ {
-		if !rs.have[i] {
-			j := i
-			for j < rs.want.Len() && !rs.have[j] {
-				j++
-			}
-			out = append(out, Range{rs.want.Start + i, rs.want.Start + j})
-			i = j
+		if _, have := rs.at(i); *have {
+			continue
 		}
+		j := i + 1
+		for ; j < rs.want.Len(); j++ {
+			if _, have := rs.at(j); *have {
+				break
+			}
+		}
+		out = append(out, Range{rs.want.Start + i, rs.want.Start + j})
+		i = j
 	}
 	return out
 }
