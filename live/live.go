@@ -55,6 +55,15 @@ type stackKey struct {
 	thread uint32
 }
 
+// packedKey is a stackKey in one word, the cheapest map key: the PC, the
+// exception number (9 bits) and the thread's slot (its order of first
+// appearance; a run has few threads).
+type packedKey uint64
+
+func pack(pc uint32, exc uint16, threadSlot uint32) packedKey {
+	return packedKey(pc) | packedKey(exc&0x1FF)<<32 | packedKey(threadSlot)<<41
+}
+
 // idCount is a count of one stack id.
 type idCount struct {
 	id    int32
@@ -76,8 +85,12 @@ type Aggregator struct {
 	fields    sample.Fields
 
 	mu   sync.Mutex
-	ids  map[stackKey]int32
+	ids  map[packedKey]int32
 	keys []stackKey
+	// threadSlots numbers the thread ids seen; lastThread and lastSlot
+	// spare most records the lookup (a thread runs many samples in a row).
+	threadSlots          map[uint32]uint32
+	lastThread, lastSlot uint32
 	// The interval in progress: counts by id (touched lists the ids
 	// counted, so closing it costs what it holds, not every id).
 	cur        []uint32
@@ -123,7 +136,7 @@ func NewAggregator(sites *profile.Sites, idle profile.IdleRules, fields sample.F
 	n := int((opts.Window + opts.Interval - 1) / opts.Interval)
 	return &Aggregator{
 		opts: opts, windowLen: n, fields: fields, sites: sites, idle: idle,
-		ids: make(map[stackKey]int32), dropped: dropped,
+		ids: make(map[packedKey]int32), threadSlots: map[uint32]uint32{0: 0}, dropped: dropped,
 		curStart: start, totalStart: start, runStart: start, lastTick: start,
 	}, nil
 }
@@ -142,12 +155,20 @@ func (a *Aggregator) Add(recs []sample.Record) {
 			a.curLoss.Link += uint64(r.Index - a.next)
 		}
 		a.next, a.haveNext = r.Index+1, true
-		k := stackKey{pc: r.PC, exc: r.Exc, thread: r.Thread}
+		if r.Thread != a.lastThread {
+			slot, ok := a.threadSlots[r.Thread]
+			if !ok {
+				slot = uint32(len(a.threadSlots))
+				a.threadSlots[r.Thread] = slot
+			}
+			a.lastThread, a.lastSlot = r.Thread, slot
+		}
+		k := pack(r.PC, r.Exc, a.lastSlot)
 		id, ok := a.ids[k]
 		if !ok {
 			id = int32(len(a.keys))
 			a.ids[k] = id
-			a.keys = append(a.keys, k)
+			a.keys = append(a.keys, stackKey{pc: r.PC, exc: r.Exc, thread: r.Thread})
 			a.cur = append(a.cur, 0)
 		}
 		if a.cur[id] == 0 {
