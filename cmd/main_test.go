@@ -45,7 +45,7 @@ func tcmprofStdin(stdin string, args ...string) (code int, stdout, stderr string
 
 // startTcmprof starts tcmprof as a child process; its stderr collects in
 // the buffer.
-func startTcmprof(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+func startTcmprof(t testing.TB, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
