@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/bench
-for script in bench/symbolize.sh bench/capture.sh bench/profile.sh bench/pacing.sh bench/sim.sh; do
+for script in bench/symbolize.sh bench/capture.sh bench/profile.sh bench/pacing.sh bench/sim.sh bench/top.sh; do
   name=$(basename "$script" .sh)
   echo "== $name"
   "$script" | tee "build/bench/$name.txt"

@@ -28,7 +28,9 @@ import (
 // reads, and dropped when the ring is full. So a host that falls behind
 // shows as device drops, and a host that loses bytes as missing records.
 //
-//	go test -run '^$' -bench TopStream100k -benchtime 1x ./cmd
+// The metrics are means over the runs (-benchtime Nx), losses summed.
+//
+//	go test -run '^$' -bench TopStream100k -benchtime 3x ./cmd   (bench/top.sh)
 func BenchmarkTopStream100k(b *testing.B) {
 	const (
 		warmUp  = 5 * time.Second
@@ -44,6 +46,8 @@ func BenchmarkTopStream100k(b *testing.B) {
 	}
 	recorded := recordDemo(b, elfPath, filepath.Join(dir, "recorded.tcmcap"))
 
+	var top, capture streamLoad
+	runs := 0
 	for b.Loop() {
 		run := func(name string, args ...string) streamLoad {
 			d := scriptedDevice(8192, sampletest.Faults{})
@@ -55,23 +59,20 @@ func BenchmarkTopStream100k(b *testing.B) {
 			port, _, _ := sampletest.ServePty(b, d)
 			out := filepath.Join(dir, name+".tcmcap")
 			args = append(args, "--port", port, "--rate", "100000", "--fields", "pc,lr", "--quiet", "-o", out)
-			return measureStream(b, d, warmUp, measure, out, args...)
-		}
-		capture := run("capture", "capture", "--mode", "stream")
-		top := run("top", "top", "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo", "-b", "--interval", "1s")
-		for _, l := range []struct {
-			name string
-			load streamLoad
-		}{{"tcmprof top -b", top}, {"tcmprof capture --mode stream", capture}} {
+			l := measureStream(b, warmUp, measure, out, args...)
 			b.Logf("%-30s %5.1f %% of one core over %v, %.0f records/s received; %d dropped by the device, %d missing",
-				l.name, l.load.cpu, measure, l.load.rate, l.load.dropped, l.load.missing)
+				name, l.cpu, measure, l.rate, l.dropped, l.missing)
+			return l
 		}
-		b.ReportMetric(top.cpu, "%core-top")
-		b.ReportMetric(capture.cpu, "%core-capture")
-		b.ReportMetric(top.rate, "records/s-top")
-		b.ReportMetric(float64(top.dropped+top.missing), "lost-top")
-		b.ReportMetric(float64(capture.dropped+capture.missing), "lost-capture")
+		capture.add(run("tcmprof capture --mode stream", "capture", "--mode", "stream"))
+		top.add(run("tcmprof top -b", "top", "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo", "-b", "--interval", "1s"))
+		runs++
 	}
+	b.ReportMetric(top.cpu/float64(runs), "%core-top")
+	b.ReportMetric(capture.cpu/float64(runs), "%core-capture")
+	b.ReportMetric(top.rate/float64(runs), "records/s-top")
+	b.ReportMetric(float64(top.dropped+top.missing), "lost-top")
+	b.ReportMetric(float64(capture.dropped+capture.missing), "lost-capture")
 }
 
 // recordDemo takes a PC+LR snapshot of the demo firmware in QEMU.
@@ -98,10 +99,17 @@ type streamLoad struct {
 	dropped, missing uint64
 }
 
+func (l *streamLoad) add(o streamLoad) {
+	l.cpu += o.cpu
+	l.rate += o.rate
+	l.dropped += o.dropped
+	l.missing += o.missing
+}
+
 // measureStream runs tcmprof with args as a child process, reads its CPU
 // time from /proc after warmUp and again after measure, then stops it
 // with SIGINT and reads the capture it wrote.
-func measureStream(b *testing.B, d *sampletest.Device, warmUp, measure time.Duration, out string, args ...string) streamLoad {
+func measureStream(b *testing.B, warmUp, measure time.Duration, out string, args ...string) streamLoad {
 	p, stderr := startTcmprof(b, args...)
 	start := time.Now()
 	time.Sleep(warmUp)

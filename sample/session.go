@@ -150,21 +150,21 @@ func (s *Session) read(raw io.Writer) {
 			s.readErr = err
 			return
 		}
-		if n < len(buf)/4 && s.streaming.Load() {
+		if n < len(buf)/2 && s.streaming.Load() {
 			time.Sleep(readCoalesce)
 		}
 	}
 }
 
-// readCoalesce is how long the reader waits after a short read, while a
-// stream run goes, before it reads again. A stream trickles in small frames
-// (at 100 kHz, PC+LR, about a thousand a second, each its own read):
-// waiting lets the kernel gather them, so the host wakes a few hundred
-// times a second instead of thousands, which is most of what a fast stream
-// costs it. The bytes wait at most this long; a reply is handed on at once
-// (the wait is after it). A tty buffers 4 KB, 11 ms of the fastest stream,
-// and a read that finds a quarter of the buffer or more is followed at once
-// by the next. Drains, which burst, are not slowed.
+// readCoalesce is how long the reader waits after a short read (under half
+// its buffer), while a stream run goes, before it reads again. A stream
+// trickles in small frames (at 100 kHz, PC+LR, about a thousand a second,
+// each its own read): waiting lets the kernel gather them, so the host
+// wakes two hundred times a second instead of a thousand, which is most of
+// what a fast stream costs it. The bytes wait at most this long; a reply is
+// handed on at once (the wait is after it). A tty buffers 4 KB, 11 ms of
+// that stream; a faster one fills half the buffer in the wait and is read
+// again at once. Drains, which burst, are not slowed.
 const readCoalesce = 5 * time.Millisecond
 
 // Close closes the connection and waits for the reader to stop.
