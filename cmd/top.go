@@ -37,8 +37,6 @@ type topOptions struct {
 	// Set by validate from the flags.
 	request sample.Start
 	sortKey live.SortKey
-	// interrupt is closed to end the run, as SIGINT does; tests set it.
-	interrupt <-chan struct{}
 }
 
 func newTopCmd(s Streams, runF func(*topOptions, Streams) error) *cobra.Command {
@@ -180,10 +178,7 @@ func runTop(o *topOptions, s Streams) error {
 	defer dev.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	interrupt := o.interrupt
-	if interrupt == nil {
-		interrupt = interruptChannel(ctx, cancel)
-	}
+	interrupt := interruptChannel(ctx, cancel)
 
 	sess := dev.session
 	h, err := sess.Status(ctx)
@@ -270,16 +265,6 @@ func (r *topRun) begin() {
 
 // end asks the run to stop; it may be called more than once.
 func (r *topRun) end() { r.stopOnce.Do(func() { close(r.stop) }) }
-
-// over reports whether the stream has ended.
-func (r *topRun) over() bool {
-	select {
-	case <-r.ended:
-		return true
-	default:
-		return false
-	}
-}
 
 // view is the View the flags start with.
 func (o *topOptions) view() live.View { return live.View{Cumulative: o.cumulative, Sort: o.sortKey} }

@@ -133,7 +133,11 @@ func (ts *topScreen) key(ev *tcell.EventKey) (quit bool) {
 	case 'c':
 		ts.view.Cumulative = !ts.view.Cumulative
 	case 's':
-		ts.view.Sort = 1 - ts.view.Sort
+		if ts.view.Sort == live.ByShare {
+			ts.view.Sort = live.ByDensity
+		} else {
+			ts.view.Sort = live.ByShare
+		}
 	case 'r':
 		ts.run.agg.Reset(time.Now())
 	case 'w':

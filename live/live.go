@@ -10,6 +10,9 @@
 // safe for that. Adding a record costs one map lookup; symbolization
 // happens when a table is built, once per distinct PC (profile.Sites), and
 // never holds up Add.
+//
+// The package sits between the commands and the reports: cmd → live →
+// profile → sample → elf. It changes with the live view, not with report.
 package live
 
 import (
