@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CPU time of `tcmprof top -b` on a 100,000 samples/s PC+LR stream (a QEMU
 # demo recording replayed by the scripted device through a pty), against
 # `tcmprof capture --mode stream` on the same stream in the same run, and

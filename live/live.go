@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package live aggregates a sample stream while it runs, for `tcmprof top`:
 // counts per refresh interval, a rolling window of the last intervals and
 // a cumulative total since the start (or the last reset), the rate at which
