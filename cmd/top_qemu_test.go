@@ -3,7 +3,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,21 +49,7 @@ func TestTopQEMU(t *testing.T) {
 			t.Errorf("contexts without the demo's thread names: %+v", last.Contexts)
 		}
 
-		code, stdout, stderr = tcmprof("report", "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo", "--json", "--top", "0", out)
-		if code != 0 {
-			t.Fatalf("report: exit %d:\n%s", code, stderr)
-		}
-		var rep struct {
-			Samples   int
-			Busy      struct{ Count int }
-			Functions []struct {
-				Name    string
-				Samples int
-			}
-		}
-		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-			t.Fatal(err)
-		}
+		rep := reportOf(t, out, "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo")
 		// top's last block is the run up to its fourth second; the
 		// capture has the rest of the stream too.
 		if rep.Samples < last.Samples {

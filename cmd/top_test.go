@@ -129,30 +129,29 @@ func parseTopJSON(t *testing.T, out string) []topBlock {
 	return blocks
 }
 
-// reportOf runs report --json on a capture of the test firmware.
-func reportOf(t *testing.T, fw *profiletest.Firmware, capture string, extra ...string) (busy, samples int, functions map[string]int) {
+// reportDoc is what the tests of top read from report --json.
+type reportDoc struct {
+	Samples   int
+	Busy      struct{ Count int }
+	Functions []struct {
+		Name    string
+		Samples int
+	}
+}
+
+// reportOf runs report --json --top 0 on a capture with the input flags.
+func reportOf(t *testing.T, capture string, input ...string) reportDoc {
 	t.Helper()
-	args := append([]string{"report", "--elf", fw.ELF, "--map", fw.MapPath, "--json", "--top", "0", capture}, extra...)
+	args := append(append([]string{"report"}, input...), "--json", "--top", "0", capture)
 	code, stdout, stderr := tcmprof(args...)
 	if code != 0 {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
-	var doc struct {
-		Samples   int
-		Busy      struct{ Count int }
-		Functions []struct {
-			Name    string
-			Samples int
-		}
-	}
+	var doc reportDoc
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
-	functions = map[string]int{}
-	for _, f := range doc.Functions {
-		functions[f.Name] = f.Samples
-	}
-	return doc.Busy.Count, doc.Samples, functions
+	return doc
 }
 
 // withinBinomial reports whether the fraction a (of n samples) agrees with
@@ -186,14 +185,15 @@ func TestTopBatchJSON(t *testing.T) {
 	if c.Header.Mode != sample.ModeStream || c.Threads[1] != "main" {
 		t.Errorf("capture header %+v threads %v", c.Header, c.Threads)
 	}
-	busy, samples, functions := reportOf(t, fw, out)
-	if p := float64(busy) / float64(samples); !withinBinomial(float64(last.Busy.Count)/float64(last.Samples), last.Samples, p) {
-		t.Errorf("busy %d of %d; report %d of %d", last.Busy.Count, last.Samples, busy, samples)
+	rep := reportOf(t, out, "--elf", fw.ELF, "--map", fw.MapPath)
+	busy := rep.Busy.Count
+	if p := float64(busy) / float64(rep.Samples); !withinBinomial(float64(last.Busy.Count)/float64(last.Samples), last.Samples, p) {
+		t.Errorf("busy %d of %d; report %d of %d", last.Busy.Count, last.Samples, busy, rep.Samples)
 	}
-	for name, n := range functions {
-		want := float64(n) / float64(busy)
-		if f := last.function(name); !withinBinomial(float64(f.Samples)/float64(last.Busy.Count), last.Busy.Count, want) {
-			t.Errorf("%s: %d of %d busy; report %d of %d", name, f.Samples, last.Busy.Count, n, busy)
+	for _, rf := range rep.Functions {
+		want := float64(rf.Samples) / float64(busy)
+		if f := last.function(rf.Name); !withinBinomial(float64(f.Samples)/float64(last.Busy.Count), last.Busy.Count, want) {
+			t.Errorf("%s: %d of %d busy; report %d of %d", rf.Name, f.Samples, last.Busy.Count, rf.Samples, busy)
 		}
 	}
 	if last.Functions[0].Name != "hash_buf" {
