@@ -4,8 +4,6 @@ package elf
 
 import (
 	"debug/dwarf"
-	goelf "debug/elf"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -45,24 +43,16 @@ func newFrameName(name, linkage string) frameName {
 // lineRow is one row of a DWARF line table. end marks the first address
 // after a sequence, which has no line.
 type lineRow struct {
-	file      int32 // index into lineTable.files
+	file      int32 // index into unitTables.files
 	line, col int32
 	end       bool
-}
-
-// lineTable holds the rows of every CU's line program in one array sorted by
-// address (addrs is parallel to rows; both are merged into a pcMap).
-type lineTable struct {
-	addrs []uint32
-	rows  []lineRow
-	files []string
 }
 
 // node is a subprogram (parent -1) or an inlined subroutine.
 type node struct {
 	parent   int32
-	name     int32 // index into inlineTree.names
-	callFile int32 // for an inlined node, where its parent called it: index into lineTable.files, -1 if unknown
+	name     int32 // index into unitTables.names
+	callFile int32 // for an inlined node, where its parent called it: index into unitTables.files, -1 if unknown
 	callLine int32
 	callCol  int32
 	depth    int32
@@ -75,18 +65,18 @@ type subprogram struct {
 	starts        []uint32 // start of each of its ranges
 }
 
-// inlineTree holds the nodes and their names; segStart/segNode map a PC to
-// its innermost node: segStart[i] ≤ pc < segStart[i+1] lies in node
-// segNode[i] (-1: none). The segments are merged into a pcMap.
-type inlineTree struct {
-	nodes    []node
-	names    []frameName
-	segStart []uint32
-	segNode  []int32
-	subs     map[uint32]*subprogram // by the start of each range of a subprogram
+// unitTables is what one compile unit's DWARF says about its code, decoded
+// the first time an address falls in the unit: its line rows, its
+// subprogram and inlined-subroutine nodes, and both merged into one pcMap;
+// and its concrete functions by the start of each of their ranges.
+type unitTables struct {
+	rows  []lineRow
+	files []string
+	nodes []node
+	names []frameName
+	pcs   pcMap
+	subs  map[uint32]*subprogram
 }
-
-func (t *inlineTree) subprogramAt(addr uint32) *subprogram { return t.subs[addr] }
 
 // pcMap answers both questions about a PC, its line row and its innermost
 // node, with one binary search: start[i] ≤ pc < start[i+1] has line row
@@ -106,28 +96,28 @@ func (m *pcMap) at(pc uint32) (row, node int32) {
 	return m.row[i], m.node[i]
 }
 
-// mergePCMap merges the line rows (an end_sequence row ends a step with no
-// row) and the node segments into one pcMap.
-func mergePCMap(lines *lineTable, tree *inlineTree) pcMap {
+// mergePCMap merges the line rows at lineAddrs (an end_sequence row ends a
+// step with no row) and the node segments into one pcMap.
+func mergePCMap(lineAddrs []uint32, rows []lineRow, segStart []uint32, segNode []int32) pcMap {
 	var m pcMap
 	row, nd := int32(-1), int32(-1)
 	i, j := 0, 0
-	for i < len(lines.addrs) || j < len(tree.segStart) {
+	for i < len(lineAddrs) || j < len(segStart) {
 		var at uint32
 		switch {
-		case j == len(tree.segStart) || (i < len(lines.addrs) && lines.addrs[i] < tree.segStart[j]):
-			at = lines.addrs[i]
+		case j == len(segStart) || (i < len(lineAddrs) && lineAddrs[i] < segStart[j]):
+			at = lineAddrs[i]
 		default:
-			at = tree.segStart[j]
+			at = segStart[j]
 		}
-		for ; i < len(lines.addrs) && lines.addrs[i] == at; i++ {
+		for ; i < len(lineAddrs) && lineAddrs[i] == at; i++ {
 			row = int32(i)
-			if lines.rows[i].end {
+			if rows[i].end {
 				row = -1
 			}
 		}
-		for ; j < len(tree.segStart) && tree.segStart[j] == at; j++ {
-			nd = tree.segNode[j]
+		for ; j < len(segStart) && segStart[j] == at; j++ {
+			nd = segNode[j]
 		}
 		if k := len(m.start) - 1; k >= 0 && m.row[k] == row && m.node[k] == nd {
 			continue
@@ -137,6 +127,28 @@ func mergePCMap(lines *lineTable, tree *inlineTree) pcMap {
 		m.node = append(m.node, nd)
 	}
 	return m
+}
+
+// extent returns the address ranges [lo, hi] the unit's line rows or nodes
+// cover, for a unit that neither .debug_aranges nor its own DIE places.
+func (t *unitTables) extent() [][2]uint64 {
+	var rs [][2]uint64
+	m := &t.pcs
+	for i, start := range m.start {
+		if m.row[i] < 0 && m.node[i] < 0 {
+			continue
+		}
+		end := uint64(1) << 32
+		if i+1 < len(m.start) {
+			end = uint64(m.start[i+1])
+		}
+		if k := len(rs) - 1; k >= 0 && rs[k][1] == uint64(start) {
+			rs[k][1] = end
+			continue
+		}
+		rs = append(rs, [2]uint64{uint64(start), end})
+	}
+	return rs
 }
 
 // upperBound returns the index of the first element of xs greater than v.
@@ -160,25 +172,22 @@ func isTombstone(addr uint64, hasCodeAt0 bool) bool {
 	return (addr == 0 && !hasCodeAt0) || addr >= 0xfffffffe
 }
 
-// dwarfLoader accumulates the flat tables while walking every CU once.
-type dwarfLoader struct {
-	dw         *dwarf.Data
-	debugLine  []byte // raw .debug_line, to read each line program's version
-	infoSize   int    // size of .debug_info, bounding its number of DIEs
-	lineSize   int    // size of .debug_line, bounding its number of rows
-	hasCodeAt0 bool
-	zSyms      map[uint32]string // _Z-mangled FUNC symbol (without clone suffix) by address
+// unitLoader decodes one compile unit into unitTables, walking its DIEs
+// once.
+type unitLoader struct {
+	x *dwarfIndex
+	t *unitTables
 
-	lines    lineTable
-	seqRows  []seqRow
-	fileIdx  map[string]int32
-	tree     inlineTree
-	nameIdx  map[frameName]int32
-	ranges   []nodeRange
-	dies     map[dwarf.Offset]dieName
-	nodeDIEs []dwarf.Offset // DIE of each node, to resolve its name at the end
-	nodeSubs []*subprogram  // subprogram of each root node; nil for inlines
-	warnings []string
+	lineAddrs []uint32 // address of each of t.rows
+	seqRows   []seqRow
+	fileIdx   map[string]int32
+	nameIdx   map[frameName]int32
+	ranges    []nodeRange
+	segStart  []uint32 // node segments: segStart[i] ≤ pc < segStart[i+1] lies in node segNode[i] (-1: none)
+	segNode   []int32
+	dies      map[dwarf.Offset]dieName
+	nodeDIEs  []dwarf.Offset // DIE of each node, to resolve its name at the end
+	nodeSubs  []*subprogram  // subprogram of each root node; nil for inlines
 }
 
 type seqRow struct {
@@ -205,77 +214,48 @@ type dieName struct {
 	hasRef        bool
 }
 
-// loadDWARF fills im.lines and im.tree. Missing or broken DWARF leaves them
-// empty (or partial) with a warning: symbolization then falls back to the
-// symbol table.
-func (im *Image) loadDWARF(raw rawSymbols) {
-	if im.file.Section(".debug_info") == nil {
-		im.warnings = append(im.warnings, "no DWARF debug info: symbolizing from the symbol table only (no file:line, no inlined frames)")
-		return
+// decodeUnit reads unit u's line program and subprogram / inline tree.
+// What cannot be read is left out with a warning: those addresses fall
+// back to the symbol table.
+func (x *dwarfIndex) decodeUnit(u *unit) *unitTables {
+	l := &unitLoader{
+		x:       x,
+		t:       &unitTables{subs: map[uint32]*subprogram{}},
+		fileIdx: map[string]int32{},
+		nameIdx: map[frameName]int32{},
+		dies:    map[dwarf.Offset]dieName{},
 	}
-	dw, err := im.file.DWARF()
-	if err != nil {
-		im.warnings = append(im.warnings, fmt.Sprintf("unusable DWARF (%v): symbolizing from the symbol table only", err))
-		return
-	}
-	l := &dwarfLoader{
-		dw:         dw,
-		debugLine:  im.debugSection(".debug_line"),
-		infoSize:   sectionSize(im.file, ".debug_info"),
-		lineSize:   sectionSize(im.file, ".debug_line"),
-		hasCodeAt0: raw.hasCodeAt0,
-		zSyms:      map[uint32]string{},
-		fileIdx:    map[string]int32{},
-		nameIdx:    map[frameName]int32{},
-		dies:       map[dwarf.Offset]dieName{},
-		tree:       inlineTree{subs: map[uint32]*subprogram{}},
-	}
-	for _, s := range raw.funcs {
-		if base, _ := SplitClone(s.name); strings.HasPrefix(base, "_Z") {
-			l.zSyms[s.addr] = base
-		}
-	}
-	if err := l.walk(); err != nil {
-		l.warnings = append(l.warnings, fmt.Sprintf("DWARF partly unreadable (%v): some addresses fall back to the symbol table", err))
+	if err := l.walk(u); err != nil {
+		x.warn(fmt.Sprintf("DWARF partly unreadable (%v): some addresses fall back to the symbol table", err))
 	}
 	l.finishLines()
 	l.finishNames()
 	l.finishSegments()
-	im.pcs = mergePCMap(&l.lines, &l.tree)
-	l.lines.addrs, l.tree.segStart, l.tree.segNode = nil, nil, nil
-	im.lines, im.tree = l.lines, l.tree
-	im.warnings = append(im.warnings, l.warnings...)
+	l.t.pcs = mergePCMap(l.lineAddrs, l.t.rows, l.segStart, l.segNode)
+	return l.t
 }
 
-// sectionSize returns the (uncompressed) size of the named section, 0 if
-// absent.
-func sectionSize(f *goelf.File, name string) int {
-	if s := f.Section(name); s != nil {
-		return int(min(s.Size, 1<<31))
-	}
-	return 0
-}
-
-// walk reads every DIE once, collecting line tables per CU and the
+// walk reads every DIE of the unit once, collecting its line table and the
 // subprogram / inlined-subroutine nodes with their ranges.
-func (l *dwarfLoader) walk() error {
-	r := l.dw.Reader()
+func (l *unitLoader) walk(u *unit) error {
+	r := l.x.dw.Reader()
+	r.Seek(u.die)
 	var stack []int32   // per open DIE with children: the node enclosing its children
-	var cuFiles []int32 // this CU's line-table file indices → lineTable.files
+	var cuFiles []int32 // the line table's file indices → unitTables.files
 	var cuSource string
 	// Every DIE takes at least one byte, but debug/dwarf can return null
-	// entries forever from some corrupt units: stop at the section size.
-	limit := l.infoSize
+	// entries forever from some corrupt units: stop at the unit's size.
+	limit := int(u.end - u.die)
 	for n := 0; ; n++ {
 		e, err := r.Next()
 		if err != nil {
 			return err
 		}
-		if e == nil {
+		if e == nil || e.Offset >= u.end {
 			return nil
 		}
 		if n > limit {
-			return fmt.Errorf(".debug_info yields more entries than its %d bytes can hold", limit)
+			return fmt.Errorf("unit at 0x%x yields more entries than its %d bytes can hold", u.die, limit)
 		}
 		if e.Tag == 0 {
 			if len(stack) > 0 {
@@ -332,7 +312,7 @@ var skipSubtree = map[dwarf.Tag]bool{
 	dwarf.TagCallSite: true, tagGNUCallSite: true,
 }
 
-func (l *dwarfLoader) recordName(e *dwarf.Entry) {
+func (l *unitLoader) recordName(e *dwarf.Entry) {
 	var d dieName
 	d.name, _ = e.Val(dwarf.AttrName).(string)
 	d.linkage, _ = e.Val(dwarf.AttrLinkageName).(string)
@@ -348,25 +328,26 @@ func (l *dwarfLoader) recordName(e *dwarf.Entry) {
 }
 
 // addNode records a subprogram or inline DIE that covers code.
-func (l *dwarfLoader) addNode(e *dwarf.Entry, parent int32, cuFiles []int32, cuSource string) (int32, bool) {
-	rs, err := l.dw.Ranges(e)
+func (l *unitLoader) addNode(e *dwarf.Entry, parent int32, cuFiles []int32, cuSource string) (int32, bool) {
+	rs, err := l.x.dw.Ranges(e)
 	if err != nil || len(rs) == 0 {
 		return 0, false
 	}
+	t := l.t
 	n := node{parent: parent, callFile: -1}
 	if parent >= 0 {
-		n.depth = l.tree.nodes[parent].depth + 1
+		n.depth = t.nodes[parent].depth + 1
 		if f, ok := e.Val(dwarf.AttrCallFile).(int64); ok && f >= 0 && f < int64(len(cuFiles)) {
 			n.callFile = cuFiles[f]
 		}
 		n.callLine = int32(intAttr(e, dwarf.AttrCallLine))
 		n.callCol = int32(intAttr(e, dwarf.AttrCallColumn))
 	}
-	idx := int32(len(l.tree.nodes))
+	idx := int32(len(t.nodes))
 	kept := false
 	for _, rg := range rs {
 		lo, hi := rg[0], rg[1]
-		if hi <= lo || hi > 1<<32 || isTombstone(lo, l.hasCodeAt0) {
+		if hi <= lo || hi > 1<<32 || isTombstone(lo, l.x.hasCodeAt0) {
 			continue
 		}
 		kept = true
@@ -379,13 +360,13 @@ func (l *dwarfLoader) addNode(e *dwarf.Entry, parent int32, cuFiles []int32, cuS
 	if parent < 0 {
 		sub = &subprogram{source: cuSource}
 		for _, rg := range rs {
-			if rg[1] > rg[0] && rg[1] <= 1<<32 && !isTombstone(rg[0], l.hasCodeAt0) {
+			if rg[1] > rg[0] && rg[1] <= 1<<32 && !isTombstone(rg[0], l.x.hasCodeAt0) {
 				sub.starts = append(sub.starts, uint32(rg[0]))
-				l.tree.subs[uint32(rg[0])] = sub
+				t.subs[uint32(rg[0])] = sub
 			}
 		}
 	}
-	l.tree.nodes = append(l.tree.nodes, n)
+	t.nodes = append(t.nodes, n)
 	l.nodeDIEs = append(l.nodeDIEs, e.Offset)
 	l.nodeSubs = append(l.nodeSubs, sub)
 	return idx, true
@@ -396,10 +377,9 @@ func intAttr(e *dwarf.Entry, a dwarf.Attr) int64 {
 	return v
 }
 
-// readLines appends a CU's line program to the flat table and returns the
-// CU's file-index mapping (DW_AT_call_file indexes the same list) and its
-// source file name.
-func (l *dwarfLoader) readLines(cu *dwarf.Entry) ([]int32, string) {
+// readLines reads the CU's line program and returns its file-index mapping
+// (DW_AT_call_file indexes the same list) and its source file name.
+func (l *unitLoader) readLines(cu *dwarf.Entry) ([]int32, string) {
 	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
 	source, _ := cu.Val(dwarf.AttrName).(string)
 	if source != "" {
@@ -407,12 +387,12 @@ func (l *dwarfLoader) readLines(cu *dwarf.Entry) ([]int32, string) {
 	}
 	// debug/dwarf joins relative names with comp_dir itself before DWARF 5;
 	// from 5 on it leaves a relative directory entry unjoined.
-	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); !ok || l.lineVersion(off) < 5 {
+	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); !ok || l.x.lineVersion(off) < 5 {
 		compDir = ""
 	}
-	lr, err := l.dw.LineReader(cu)
+	lr, err := l.x.dw.LineReader(cu)
 	if err != nil {
-		l.warnings = append(l.warnings, fmt.Sprintf("line table of %s unreadable (%v)", source, err))
+		l.x.warn(fmt.Sprintf("line table of %s unreadable (%v)", source, err))
 		return nil, source
 	}
 	if lr == nil {
@@ -429,18 +409,18 @@ func (l *dwarfLoader) readLines(cu *dwarf.Entry) ([]int32, string) {
 	keep := false
 	var le dwarf.LineEntry
 	for n := 0; ; n++ {
-		if n > l.lineSize { // each row takes at least one opcode byte
-			l.warnings = append(l.warnings, fmt.Sprintf("line table of %s yields more rows than .debug_line can hold", source))
+		if n > len(l.x.debugLine) { // each row takes at least one opcode byte
+			l.x.warn(fmt.Sprintf("line table of %s yields more rows than .debug_line can hold", source))
 			break
 		}
 		if err := lr.Next(&le); err != nil {
 			if !errors.Is(err, io.EOF) {
-				l.warnings = append(l.warnings, fmt.Sprintf("line table of %s cut short (%v)", source, err))
+				l.x.warn(fmt.Sprintf("line table of %s cut short (%v)", source, err))
 			}
 			break
 		}
 		if len(seq) == 0 {
-			keep = !isTombstone(le.Address, l.hasCodeAt0)
+			keep = !isTombstone(le.Address, l.x.hasCodeAt0)
 		}
 		if le.Address < 1<<32 {
 			row := lineRow{file: l.file(le.File, compDir, fileOf), line: int32(le.Line), col: int32(le.Column), end: le.EndSequence}
@@ -457,7 +437,7 @@ func (l *dwarfLoader) readLines(cu *dwarf.Entry) ([]int32, string) {
 }
 
 // file interns a line-table file name as an absolute path.
-func (l *dwarfLoader) file(f *dwarf.LineFile, compDir string, cache map[*dwarf.LineFile]int32) int32 {
+func (l *unitLoader) file(f *dwarf.LineFile, compDir string, cache map[*dwarf.LineFile]int32) int32 {
 	if f == nil {
 		return -1
 	}
@@ -467,8 +447,8 @@ func (l *dwarfLoader) file(f *dwarf.LineFile, compDir string, cache map[*dwarf.L
 	name := joinCompDir(compDir, f.Name)
 	i, ok := l.fileIdx[name]
 	if !ok {
-		i = int32(len(l.lines.files))
-		l.lines.files = append(l.lines.files, name)
+		i = int32(len(l.t.files))
+		l.t.files = append(l.t.files, name)
 		l.fileIdx[name] = i
 	}
 	cache[f] = i
@@ -488,27 +468,11 @@ func joinCompDir(compDir, name string) string {
 	return path.Clean(name)
 }
 
-// lineVersion returns the version of the line program at off in
-// .debug_line, 0 if unreadable.
-func (l *dwarfLoader) lineVersion(off int64) int {
-	b := l.debugLine
-	if off < 0 || off+6 > int64(len(b)) {
-		return 0
-	}
-	if binary.LittleEndian.Uint32(b[off:]) == 0xffffffff { // 64-bit DWARF
-		if off+14 > int64(len(b)) {
-			return 0
-		}
-		return int(binary.LittleEndian.Uint16(b[off+12:]))
-	}
-	return int(binary.LittleEndian.Uint16(b[off+4:]))
-}
-
 // finishLines sorts the rows by address. At one address an end_sequence
 // row goes first (a sequence often ends where the next begins), and among
 // the others the last one wins: GCC emits several rows per address
 // (location views) and the last is the statement being executed.
-func (l *dwarfLoader) finishLines() {
+func (l *unitLoader) finishLines() {
 	rows := l.seqRows
 	sort.Slice(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
@@ -525,8 +489,8 @@ func (l *dwarfLoader) finishLines() {
 		if i+1 < len(rows) && rows[i+1].addr == rows[i].addr {
 			continue
 		}
-		l.lines.addrs = append(l.lines.addrs, rows[i].addr)
-		l.lines.rows = append(l.lines.rows, rows[i].row)
+		l.lineAddrs = append(l.lineAddrs, rows[i].addr)
+		l.t.rows = append(l.t.rows, rows[i].row)
 	}
 	l.seqRows = nil
 }
@@ -535,14 +499,15 @@ func (l *dwarfLoader) finishLines() {
 // specifications, and for a subprogram DWARF gives no linkage name (GCC
 // omits it for templates instantiated with a lambda) takes the mangled ELF
 // symbol at its address.
-func (l *dwarfLoader) finishNames() {
+func (l *unitLoader) finishNames() {
+	t := l.t
 	for i, off := range l.nodeDIEs {
 		name, linkage := l.resolveName(off)
-		n := &l.tree.nodes[i]
+		n := &t.nodes[i]
 		if sub := l.nodeSubs[i]; sub != nil {
 			sub.name, sub.linkage = name, linkage
 			for _, start := range sub.starts {
-				if z, ok := l.zSyms[start]; ok && linkage == "" {
+				if z, ok := l.x.zSyms[start]; ok && linkage == "" {
 					linkage = z
 				}
 			}
@@ -550,8 +515,8 @@ func (l *dwarfLoader) finishNames() {
 		fn := newFrameName(name, linkage)
 		idx, ok := l.nameIdx[fn]
 		if !ok {
-			idx = int32(len(l.tree.names))
-			l.tree.names = append(l.tree.names, fn)
+			idx = int32(len(t.names))
+			t.names = append(t.names, fn)
 			l.nameIdx[fn] = idx
 		}
 		n.name = idx
@@ -559,7 +524,7 @@ func (l *dwarfLoader) finishNames() {
 	l.dies, l.nodeDIEs, l.nodeSubs, l.nameIdx = nil, nil, nil, nil
 }
 
-func (l *dwarfLoader) resolveName(off dwarf.Offset) (name, linkage string) {
+func (l *unitLoader) resolveName(off dwarf.Offset) (name, linkage string) {
 	for hops := 0; hops < 16; hops++ { // bounded: corrupt DWARF may loop
 		d, ok := l.dies[off]
 		if !ok {
@@ -579,10 +544,10 @@ func (l *dwarfLoader) resolveName(off dwarf.Offset) (name, linkage string) {
 	return name, linkage
 }
 
-// readDIEName reads a DIE the walk did not record (a reference into a
-// DIE of another tag, or past a broken unit).
-func (l *dwarfLoader) readDIEName(off dwarf.Offset) dieName {
-	r := l.dw.Reader()
+// readDIEName reads a DIE the walk did not record (a declaration inside a
+// skipped type, or a DIE of another unit).
+func (l *unitLoader) readDIEName(off dwarf.Offset) dieName {
+	r := l.x.dw.Reader()
 	r.Seek(off)
 	e, err := r.Next()
 	if err != nil || e == nil || e.Offset != off {
@@ -594,7 +559,7 @@ func (l *dwarfLoader) readDIEName(off dwarf.Offset) dieName {
 
 // finishSegments turns the nested node ranges into flat segments, each
 // naming its innermost node. Properly nested ranges make this a stack sweep.
-func (l *dwarfLoader) finishSegments() {
+func (l *unitLoader) finishSegments() {
 	rs := l.ranges
 	sort.Slice(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
@@ -604,7 +569,13 @@ func (l *dwarfLoader) finishSegments() {
 		if a.depth != b.depth {
 			return a.depth < b.depth
 		}
-		return a.hi > b.hi
+		if a.hi != b.hi {
+			return a.hi > b.hi
+		}
+		// Of nodes with the same range (aliases in assembly: __adddf3
+		// and __aeabi_dadd) the later DIE is innermost, as for
+		// llvm-symbolizer.
+		return a.node < b.node
 	})
 	// hi is inclusive (stored as last address) so that ranges ending at
 	// 2^32 fit; a point p is covered while p <= hi.
@@ -615,7 +586,6 @@ func (l *dwarfLoader) finishSegments() {
 	sort.Slice(points, func(i, j int) bool { return points[i] < points[j] })
 	var stack []nodeRange
 	next := 0
-	t := &l.tree
 	for i, p := range points {
 		if i > 0 && p == points[i-1] {
 			continue
@@ -637,11 +607,11 @@ func (l *dwarfLoader) finishSegments() {
 		if len(stack) > 0 {
 			cur = stack[len(stack)-1].node
 		}
-		if k := len(t.segNode); k > 0 && t.segNode[k-1] == cur {
+		if k := len(l.segNode); k > 0 && l.segNode[k-1] == cur {
 			continue
 		}
-		t.segStart = append(t.segStart, uint32(p))
-		t.segNode = append(t.segNode, cur)
+		l.segStart = append(l.segStart, uint32(p))
+		l.segNode = append(l.segNode, cur)
 	}
 	l.ranges = nil
 }
@@ -652,14 +622,12 @@ func (l *dwarfLoader) finishSegments() {
 // address inside a function that DWARF does not describe gets one frame
 // from the symbol table (with file:line if a line table covers it). nil
 // means addr is in no function (e.g. padding, data) or unknown.
+//
+// The first address that falls in a compile unit decodes that unit's DWARF
+// (Preload decodes many at once, in parallel).
 func (im *Image) Symbolize(addr uint32) []Frame {
 	pc := addr &^ 1
-	ri, n := im.pcs.at(pc)
-	hasRow := ri >= 0
-	var row lineRow
-	if hasRow {
-		row = im.lines.rows[ri]
-	}
+	t, ri, n := im.dwarf.lookup(pc)
 	if n < 0 {
 		// Outside every DWARF function only a symbol makes an address code:
 		// line sequences also run over the padding between functions, and
@@ -668,36 +636,38 @@ func (im *Image) Symbolize(addr uint32) []Frame {
 		if fi < 0 {
 			return nil
 		}
+		im.finishFunction(fi)
 		name := im.funcNames[fi]
 		f := Frame{Function: name.function, Short: name.short, Mangled: name.mangled}
-		if hasRow {
-			im.setLine(&f, row.file, row.line, row.col)
+		if ri >= 0 {
+			row := t.rows[ri]
+			t.setLine(&f, row.file, row.line, row.col)
 		}
 		return []Frame{f}
 	}
-	t := &im.tree
 	frames := make([]Frame, 0, t.nodes[n].depth+1)
-	f := im.frameOf(n)
-	if hasRow {
-		im.setLine(&f, row.file, row.line, row.col)
+	f := t.frameOf(n)
+	if ri >= 0 {
+		row := t.rows[ri]
+		t.setLine(&f, row.file, row.line, row.col)
 	}
 	frames = append(frames, f)
 	for nd := t.nodes[n]; nd.parent >= 0; nd = t.nodes[nd.parent] {
-		f := im.frameOf(nd.parent)
-		im.setLine(&f, nd.callFile, nd.callLine, nd.callCol)
+		f := t.frameOf(nd.parent)
+		t.setLine(&f, nd.callFile, nd.callLine, nd.callCol)
 		frames = append(frames, f)
 	}
 	return frames
 }
 
-func (im *Image) frameOf(n int32) Frame {
-	name := im.tree.names[im.tree.nodes[n].name]
+func (t *unitTables) frameOf(n int32) Frame {
+	name := t.names[t.nodes[n].name]
 	return Frame{Function: name.function, Short: name.short, Mangled: name.mangled}
 }
 
-func (im *Image) setLine(f *Frame, file, line, col int32) {
-	if file >= 0 && int(file) < len(im.lines.files) {
-		f.File = im.lines.files[file]
+func (t *unitTables) setLine(f *Frame, file, line, col int32) {
+	if file >= 0 && int(file) < len(t.files) {
+		f.File = t.files[file]
 	}
 	f.Line, f.Column = int(line), int(col)
 }

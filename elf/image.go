@@ -2,9 +2,11 @@
 
 // Package elf reads Cortex-M firmware ELFs: functions from the symbol table,
 // PC → inline chain and file:line from DWARF, memory regions, map files and
-// call-frame information. An Image is built once at load into flat sorted
-// arrays and then answers lookups by binary search, so symbolizing millions
-// of samples costs little.
+// call-frame information. Load reads the symbol table and indexes the DWARF
+// by compile unit; a unit's line program and inline tree are decoded into
+// flat sorted arrays the first time an address falls in it, and lookups are
+// binary searches, so one address costs one unit and millions of samples
+// cost little.
 package elf
 
 import (
@@ -14,25 +16,32 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
+	"sync"
 )
 
-// Image is a loaded firmware ELF. It is immutable after Load and safe for
-// concurrent readers.
+// Image is a loaded firmware ELF. It is safe for concurrent use: what it
+// decodes on demand (DWARF units, the names of functions) is decoded once.
 type Image struct {
-	path     string
-	data     []byte // the whole file; sections and Bytes slice into it
-	file     *goelf.File
+	path string
+	data []byte // the whole file; sections and Bytes slice into it
+	file *goelf.File
+
+	warnMu   sync.Mutex
 	warnings []string
 
 	loaded []loadedSection // SHF_ALLOC PROGBITS sections sorted by Addr
 
-	funcs     []*Function // sorted by Addr
-	funcNames []frameName // frame names of funcs, for addresses DWARF does not cover
+	// funcs are sorted by Addr; each one's names and source, which DWARF
+	// decides, are filled in by finishFunction before it is handed out.
+	funcs     []*Function
+	funcSyms  [][]funcSymbol // the symbols at each function's address
+	funcNames []frameName    // frame names of funcs, for addresses DWARF does not cover
+	funcDone  []sync.Once
+	allFuncs  sync.Once // every function finished, for Functions
 
-	lines lineTable
-	tree  inlineTree
-	pcs   pcMap
+	dwarf *dwarfIndex // nil without usable DWARF
 }
 
 // loadedSection is the file content of one section that occupies target
@@ -84,7 +93,7 @@ func Load(data []byte, name string) (im *Image, err error) {
 	}
 	raw := collectFuncSymbols(f, syms)
 	im.loadDWARF(raw)
-	im.funcs = im.buildFunctions(raw)
+	im.buildFunctions(raw)
 	return im, nil
 }
 
@@ -172,9 +181,22 @@ func (im *Image) debugSection(name string) []byte {
 // Path returns the name the Image was loaded from.
 func (im *Image) Path() string { return im.path }
 
-// Warnings returns what Load could not use but worked around, e.g. an ELF
-// without DWARF, which is symbolized from the symbol table only.
-func (im *Image) Warnings() []string { return im.warnings }
+// Warnings returns what could not be used but was worked around, e.g. an
+// ELF without DWARF, which is symbolized from the symbol table only. DWARF
+// is decoded per compile unit on first use, so a problem inside a unit
+// shows up here once an address in it has been looked up: read Warnings
+// after the lookups.
+func (im *Image) Warnings() []string {
+	im.warnMu.Lock()
+	defer im.warnMu.Unlock()
+	return slices.Clone(im.warnings)
+}
+
+func (im *Image) warn(msg string) {
+	im.warnMu.Lock()
+	defer im.warnMu.Unlock()
+	im.warnings = append(im.warnings, msg)
+}
 
 // File returns the parsed ELF, for readers of other sections (CFI, calls).
 func (im *Image) File() *goelf.File { return im.file }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ianlancetaylor/demangle"
 )
@@ -158,53 +159,43 @@ func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
 const maxVeneerSize = 16
 
 // buildFunctions groups FUNC symbols by address into Functions sorted by
-// Addr, choosing the DWARF name's symbol as the primary among aliases.
-func (im *Image) buildFunctions(raw rawSymbols) []*Function {
+// Addr, with their extents. Their names and source are filled in later,
+// from DWARF, by finishFunction.
+func (im *Image) buildFunctions(raw rawSymbols) {
 	syms := raw.funcs
 	sort.SliceStable(syms, func(i, j int) bool { return syms[i].addr < syms[j].addr })
-	var funcs []*Function
 	for i := 0; i < len(syms); {
 		j := i + 1
 		for j < len(syms) && syms[j].addr == syms[i].addr {
 			j++
 		}
-		group := syms[i:j]
+		group := syms[i:j:j]
 		next := uint32(0) // start of the next function, 0 if none
 		if j < len(syms) {
 			next = syms[j].addr
 		}
-		fn := im.newFunction(group, next, raw)
-		funcs = append(funcs, fn)
-		im.funcNames = append(im.funcNames, symbolFrameName(fn))
+		im.funcs = append(im.funcs, newFunction(group, next, raw))
+		im.funcSyms = append(im.funcSyms, group)
 		i = j
 	}
-	return funcs
+	im.funcNames = make([]frameName, len(im.funcs))
+	im.funcDone = make([]sync.Once, len(im.funcs))
 }
 
-func (im *Image) newFunction(group []funcSymbol, next uint32, raw rawSymbols) *Function {
+// newFunction makes the function at the address of group with its
+// extent; the symbol table alone decides it.
+func newFunction(group []funcSymbol, next uint32, raw rawSymbols) *Function {
 	addr := group[0].addr
-	sub := im.tree.subprogramAt(addr)
-	var dwarfName, linkage string
-	if sub != nil {
-		dwarfName, linkage = sub.name, sub.linkage
-	}
-	primary := pickPrimary(group, dwarfName, linkage)
-	p := group[primary]
-	fn := &Function{Name: p.name, Addr: addr, Local: p.bind == goelf.STB_LOCAL, Source: p.file}
-	fn.Base, fn.Clone = SplitClone(p.name)
-	seen := map[string]bool{p.name: true}
+	fn := &Function{Addr: addr}
+	end := uint32(0) // where the symbols' sections end
 	for _, s := range group {
 		fn.Size = max(fn.Size, s.size)
 		fn.Veneer = fn.Veneer || s.veneer
-		if !seen[s.name] {
-			seen[s.name] = true
-			fn.Aliases = append(fn.Aliases, s.name)
-		}
+		end = max(end, s.end)
 	}
 	if fn.Size == 0 {
 		// Hand-written assembly and some linker stubs have no .size: the
 		// function runs up to the next symbol or the end of its section.
-		end := p.end
 		if next > addr && next < end {
 			end = next
 		}
@@ -216,26 +207,52 @@ func (im *Image) newFunction(group []funcSymbol, next uint32, raw rawSymbols) *F
 			fn.Size = end - addr
 		}
 	}
-	switch {
-	case fn.Veneer:
-		// The linker's stubs follow the last object's STT_FILE symbol
-		// but come from no source file.
-		fn.Source = ""
-	case sub != nil && sub.source != "":
-		fn.Source = sub.source
-	}
-	switch {
-	case linkage != "":
-		fn.Display = demangle.Filter(linkage)
-	case dwarfName != "" && !strings.HasPrefix(fn.Base, "_Z"):
-		fn.Display = dwarfName
-	default:
-		fn.Display = demangle.Filter(fn.Base)
-	}
-	if fn.Clone != "" {
-		fn.Display += " [clone " + fn.Clone + "]"
-	}
 	return fn
+}
+
+// finishFunction fills in the names and source of function i, once: the
+// symbol DWARF names is the primary one among aliases, and DWARF's name
+// and compile unit are the display name and source. This decodes the
+// compile unit holding the function's start, if not yet done.
+func (im *Image) finishFunction(i int) {
+	im.funcDone[i].Do(func() {
+		fn, group := im.funcs[i], im.funcSyms[i]
+		sub := im.dwarf.subprogramAt(fn.Addr)
+		var dwarfName, linkage string
+		if sub != nil {
+			dwarfName, linkage = sub.name, sub.linkage
+		}
+		p := group[pickPrimary(group, dwarfName, linkage)]
+		fn.Name, fn.Local, fn.Source = p.name, p.bind == goelf.STB_LOCAL, p.file
+		fn.Base, fn.Clone = SplitClone(p.name)
+		seen := map[string]bool{p.name: true}
+		for _, s := range group {
+			if !seen[s.name] {
+				seen[s.name] = true
+				fn.Aliases = append(fn.Aliases, s.name)
+			}
+		}
+		switch {
+		case fn.Veneer:
+			// The linker's stubs follow the last object's STT_FILE symbol
+			// but come from no source file.
+			fn.Source = ""
+		case sub != nil && sub.source != "":
+			fn.Source = sub.source
+		}
+		switch {
+		case linkage != "":
+			fn.Display = demangle.Filter(linkage)
+		case dwarfName != "" && !strings.HasPrefix(fn.Base, "_Z"):
+			fn.Display = dwarfName
+		default:
+			fn.Display = demangle.Filter(fn.Base)
+		}
+		if fn.Clone != "" {
+			fn.Display += " [clone " + fn.Clone + "]"
+		}
+		im.funcNames[i] = symbolFrameName(fn)
+	})
 }
 
 // nextAbove returns the first of the sorted addrs above addr, or def.
@@ -290,13 +307,28 @@ func pickPrimary(group []funcSymbol, dwarfName, linkage string) int {
 }
 
 // Functions returns the image's functions sorted by Addr. The slice and its
-// elements belong to the Image: do not modify them.
-func (im *Image) Functions() []*Function { return im.funcs }
+// elements belong to the Image: do not modify them. Naming every function
+// decodes the DWARF of every compile unit that holds one (in parallel,
+// once); FunctionAt decodes only the unit it needs.
+func (im *Image) Functions() []*Function {
+	im.allFuncs.Do(func() {
+		starts := make([]uint32, len(im.funcs))
+		for i, fn := range im.funcs {
+			starts[i] = fn.Addr
+		}
+		im.Preload(starts)
+		for i := range im.funcs {
+			im.finishFunction(i)
+		}
+	})
+	return im.funcs
+}
 
 // FunctionAt returns the function whose extent holds addr (bit 0 ignored),
 // or nil.
 func (im *Image) FunctionAt(addr uint32) *Function {
 	if i := im.functionIndex(addr &^ 1); i >= 0 {
+		im.finishFunction(i)
 		return im.funcs[i]
 	}
 	return nil

@@ -1,0 +1,407 @@
+package elf
+
+import (
+	"debug/dwarf"
+	goelf "debug/elf"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// The DWARF of a Zephyr image with networking and USB runs to 10-30 MB,
+// while a capture touches a few hundred functions and `symbolize` may be
+// asked about one address. So Load only indexes it: which compile unit
+// holds which addresses (from .debug_aranges, as llvm-symbolizer does;
+// for a unit missing there, from its own DIE's DW_AT_ranges or
+// low_pc/high_pc; for a unit neither places, by decoding it at once). A
+// unit's line program and subprogram / inline tree are decoded the first
+// time an address falls in it, and Preload decodes the units of many
+// addresses in parallel.
+
+// dwarfIndex finds the compile unit of an address and decodes units on
+// demand. A nil *dwarfIndex (an ELF without usable DWARF) knows nothing.
+type dwarfIndex struct {
+	dw         *dwarf.Data
+	debugLine  []byte // raw .debug_line, to read each line program's version
+	hasCodeAt0 bool
+	zSyms      map[uint32]string // _Z-mangled FUNC symbol (without clone suffix) by address
+	warn       func(string)
+
+	units []unit
+	// spans maps addresses to units, sorted by lo; maxLast[i] is the
+	// highest last of spans[:i+1], so that the spans holding a PC (several
+	// only in odd DWARF) are found by walking back from the binary search.
+	spans   []unitSpan
+	maxLast []uint32
+
+	decoded atomic.Int32 // units decoded so far (tests count them)
+}
+
+// unit is one unit of .debug_info.
+type unit struct {
+	die    dwarf.Offset // its first DIE
+	end    dwarf.Offset // the offset after its last byte
+	once   sync.Once
+	tables atomic.Pointer[unitTables]
+}
+
+// unitSpan says that unit holds the addresses lo..last (inclusive, so
+// that a range ending at 2^32 fits).
+type unitSpan struct {
+	lo, last uint32
+	unit     int32
+}
+
+// loadDWARF indexes the image's DWARF. Missing or broken DWARF leaves
+// im.dwarf nil (or the index partial) with a warning: symbolization then
+// falls back to the symbol table.
+func (im *Image) loadDWARF(raw rawSymbols) {
+	if im.file.Section(".debug_info") == nil {
+		im.warn("no DWARF debug info: symbolizing from the symbol table only (no file:line, no inlined frames)")
+		return
+	}
+	dw, err := im.dwarfData()
+	if err != nil {
+		im.warn(fmt.Sprintf("unusable DWARF (%v): symbolizing from the symbol table only", err))
+		return
+	}
+	x := &dwarfIndex{
+		dw:         dw,
+		debugLine:  im.debugSection(".debug_line"),
+		hasCodeAt0: raw.hasCodeAt0,
+		zSyms:      map[uint32]string{},
+		warn:       im.warn,
+	}
+	for _, s := range raw.funcs {
+		if base, _ := SplitClone(s.name); strings.HasPrefix(base, "_Z") {
+			x.zSyms[s.addr] = base
+		}
+	}
+	headers := unitHeaders(im.debugSection(".debug_info"))
+	x.units = make([]unit, len(headers))
+	for i, h := range headers {
+		x.units[i] = unit{die: h.die, end: h.end}
+	}
+	placed := x.addAranges(im.debugSection(".debug_aranges"), headers)
+	r := dw.Reader()
+	var broken error
+	for i := range x.units {
+		u := &x.units[i]
+		// Reading each unit's first DIE here, before any concurrent
+		// decoding, also lets debug/dwarf set up a DWARF 5 unit's bases,
+		// which it does lazily and unguarded on a Reader's first visit.
+		r.Seek(u.die)
+		cu, err := r.Next()
+		if err != nil || cu == nil || cu.Offset != u.die {
+			broken = fmt.Errorf("unit at 0x%x: %v", u.die, err)
+			continue
+		}
+		if placed[i] || (cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit) {
+			continue
+		}
+		if rs, err := dw.Ranges(cu); err == nil && x.addSpans(i, rs) > 0 {
+			continue
+		}
+		// Neither .debug_aranges nor the unit's DIE say where its code
+		// is: decode it now and index what it describes.
+		x.addSpans(i, x.tables(i).extent())
+	}
+	if broken != nil {
+		im.warn(fmt.Sprintf("DWARF partly unreadable (%v): some addresses fall back to the symbol table", broken))
+	}
+	x.sortSpans()
+	im.dwarf = x
+}
+
+// dwarfData opens the DWARF sections in place: debug/elf's File.DWARF
+// copies every .debug_* section (location lists and frames included) into
+// fresh memory, which for a Zephyr image costs more than the rest of Load.
+// Only sections it would have to relocate (an object file) or inflate from
+// the old .zdebug format go through it.
+func (im *Image) dwarfData() (*dwarf.Data, error) {
+	if im.file.Type == goelf.ET_REL {
+		return im.file.DWARF()
+	}
+	for _, s := range im.file.Sections {
+		if strings.HasPrefix(s.Name, ".zdebug_") {
+			return im.file.DWARF()
+		}
+	}
+	sec := func(name string) []byte { return im.debugSection(".debug_" + name) }
+	d, err := dwarf.New(sec("abbrev"), nil, nil, sec("info"), sec("line"), nil, sec("ranges"), sec("str"))
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"addr", "line_str", "str_offsets", "rnglists"} {
+		if b := sec(name); b != nil {
+			if err := d.AddSection(".debug_"+name, b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return d, nil
+}
+
+// unitHeader locates one unit of .debug_info.
+type unitHeader struct {
+	start    uint64 // offset of its header, as .debug_aranges names it
+	die, end dwarf.Offset
+}
+
+// unitHeaders lists the units of .debug_info by their headers, as
+// debug/dwarf reads them (it keeps them to itself): unit length, version,
+// then per version and unit type the fields before the first DIE.
+func unitHeaders(info []byte) []unitHeader {
+	var hs []unitHeader
+	le := binary.LittleEndian
+	for off := uint64(0); off+4 <= uint64(len(info)); {
+		length, hdr, offSize := uint64(le.Uint32(info[off:])), uint64(4), uint64(4)
+		if length == 0xffffffff {
+			if off+12 > uint64(len(info)) {
+				break
+			}
+			length, hdr, offSize = le.Uint64(info[off+4:]), 12, 8
+		}
+		end := off + hdr + length
+		if length == 0 {
+			off = end
+			continue
+		}
+		if end > uint64(len(info)) || end < off || off+hdr+2 > end {
+			break
+		}
+		die := off + hdr + 2 // version
+		switch version := le.Uint16(info[off+hdr:]); {
+		case version >= 2 && version <= 4:
+			die += offSize + 1 // abbrev offset, address size
+		case version == 5:
+			die += 2 + offSize // unit type, address size, abbrev offset
+			switch info[off+hdr+2] {
+			case 4, 5: // DW_UT_skeleton, DW_UT_split_compile: unit id
+				die += 8
+			case 2, 6: // DW_UT_type, DW_UT_split_type: signature, type offset
+				die += 8 + offSize
+			}
+		default:
+			return hs
+		}
+		if die < end {
+			hs = append(hs, unitHeader{start: off, die: dwarf.Offset(die), end: dwarf.Offset(end)})
+		}
+		off = end
+	}
+	return hs
+}
+
+// addAranges indexes the address ranges .debug_aranges gives and reports
+// which units it placed. Sets for unknown units and malformed sets are
+// skipped: those units are then placed by their own DIE.
+func (x *dwarfIndex) addAranges(b []byte, headers []unitHeader) []bool {
+	placed := make([]bool, len(headers))
+	le := binary.LittleEndian
+	for off := uint64(0); off+4 <= uint64(len(b)); {
+		length, hdr, offSize := uint64(le.Uint32(b[off:])), uint64(4), uint64(4)
+		if length == 0xffffffff {
+			if off+12 > uint64(len(b)) {
+				return placed
+			}
+			length, hdr, offSize = le.Uint64(b[off+4:]), 12, 8
+		}
+		end := off + hdr + length
+		if end > uint64(len(b)) || end < off {
+			return placed
+		}
+		set := b[off:end]
+		off = end
+		p := hdr + 2 + offSize + 2 // version, unit offset, address and segment sizes
+		if p > uint64(len(set)) {
+			continue
+		}
+		var unitOff uint64
+		if offSize == 8 {
+			unitOff = le.Uint64(set[hdr+2:])
+		} else {
+			unitOff = uint64(le.Uint32(set[hdr+2:]))
+		}
+		addrSize, segSize := set[p-2], set[p-1]
+		if le.Uint16(set[hdr:]) != 2 || addrSize != 4 || segSize != 0 {
+			continue // firmware for a 32-bit core has 4-byte addresses and no segments
+		}
+		k := sort.Search(len(headers), func(k int) bool { return headers[k].start >= unitOff })
+		if k == len(headers) || headers[k].start != unitOff {
+			continue
+		}
+		var rs [][2]uint64
+		for p = (p + 7) &^ 7; p+8 <= uint64(len(set)); p += 8 { // tuples start at a multiple of twice the address size
+			lo, n := uint64(le.Uint32(set[p:])), uint64(le.Uint32(set[p+4:]))
+			if lo == 0 && n == 0 {
+				break
+			}
+			rs = append(rs, [2]uint64{lo, lo + n})
+		}
+		if x.addSpans(k, rs) > 0 {
+			placed[k] = true
+		}
+	}
+	return placed
+}
+
+// addSpans indexes the ranges [lo, hi) of unit i that hold real code and
+// returns how many did.
+func (x *dwarfIndex) addSpans(i int, rs [][2]uint64) int {
+	n := 0
+	for _, r := range rs {
+		lo, hi := r[0], min(r[1], 1<<32)
+		if hi <= lo || isTombstone(lo, x.hasCodeAt0) {
+			continue
+		}
+		x.spans = append(x.spans, unitSpan{lo: uint32(lo), last: uint32(hi - 1), unit: int32(i)})
+		n++
+	}
+	return n
+}
+
+func (x *dwarfIndex) sortSpans() {
+	sort.Slice(x.spans, func(i, j int) bool {
+		a, b := x.spans[i], x.spans[j]
+		if a.lo != b.lo {
+			return a.lo < b.lo
+		}
+		return a.unit < b.unit
+	})
+	x.maxLast = make([]uint32, len(x.spans))
+	for i, s := range x.spans {
+		x.maxLast[i] = s.last
+		if i > 0 {
+			x.maxLast[i] = max(x.maxLast[i-1], s.last)
+		}
+	}
+}
+
+// unitsAt calls yield with each unit that holds pc, until yield returns
+// false.
+func (x *dwarfIndex) unitsAt(pc uint32, yield func(int) bool) {
+	if x == nil {
+		return
+	}
+	i := sort.Search(len(x.spans), func(i int) bool { return x.spans[i].lo > pc }) - 1
+	for ; i >= 0 && x.maxLast[i] >= pc; i-- {
+		if s := x.spans[i]; s.last >= pc && !yield(int(s.unit)) {
+			return
+		}
+	}
+}
+
+// tables returns unit i decoded, decoding it on first use.
+func (x *dwarfIndex) tables(i int) *unitTables {
+	u := &x.units[i]
+	if t := u.tables.Load(); t != nil {
+		return t
+	}
+	u.once.Do(func() {
+		x.decoded.Add(1)
+		u.tables.Store(x.safeDecode(u))
+	})
+	return u.tables.Load()
+}
+
+// safeDecode decodes u, turning a panic of debug/dwarf on hostile input
+// (Load recovers from those, but units are decoded later) into an empty
+// unit and a warning.
+func (x *dwarfIndex) safeDecode(u *unit) (t *unitTables) {
+	defer func() {
+		if r := recover(); r != nil {
+			x.warn(fmt.Sprintf("DWARF unit at 0x%x malformed (%v): its addresses fall back to the symbol table", u.die, r))
+			t = &unitTables{}
+		}
+	}()
+	return x.decodeUnit(u)
+}
+
+// lookup returns the line row and innermost node DWARF has for pc (-1:
+// none) and the unit they belong to. Where several units claim pc, the
+// first that has a node for it wins, else the first with a line row.
+func (x *dwarfIndex) lookup(pc uint32) (t *unitTables, row, node int32) {
+	row, node = -1, -1
+	x.unitsAt(pc, func(i int) bool {
+		ut := x.tables(i)
+		r, n := ut.pcs.at(pc)
+		if n >= 0 {
+			t, row, node = ut, r, n
+			return false
+		}
+		if r >= 0 && row < 0 {
+			t, row = ut, r
+		}
+		return true
+	})
+	return t, row, node
+}
+
+// subprogramAt returns the concrete function DWARF says starts at addr, or
+// nil.
+func (x *dwarfIndex) subprogramAt(addr uint32) (sub *subprogram) {
+	x.unitsAt(addr, func(i int) bool {
+		sub = x.tables(i).subs[addr]
+		return sub == nil
+	})
+	return sub
+}
+
+// decodeAll decodes the units listed, on all cores.
+func (x *dwarfIndex) decodeAll(units []int) {
+	workers := min(runtime.GOMAXPROCS(0), len(units))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for k := next.Add(1) - 1; k < int64(len(units)); k = next.Add(1) - 1 {
+				x.tables(units[k])
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// lineVersion returns the version of the line program at off in
+// .debug_line, 0 if unreadable.
+func (x *dwarfIndex) lineVersion(off int64) int {
+	b := x.debugLine
+	if off < 0 || off+6 > int64(len(b)) {
+		return 0
+	}
+	if binary.LittleEndian.Uint32(b[off:]) == 0xffffffff { // 64-bit DWARF
+		if off+14 > int64(len(b)) {
+			return 0
+		}
+		return int(binary.LittleEndian.Uint16(b[off+12:]))
+	}
+	return int(binary.LittleEndian.Uint16(b[off+4:]))
+}
+
+// Preload decodes, in parallel on all cores, the DWARF of every compile
+// unit holding one of addrs, so that symbolizing a batch of addresses (a
+// capture's PCs) does not decode unit after unit on one core. Lookups work
+// without it; it only makes them start sooner.
+func (im *Image) Preload(addrs []uint32) {
+	x := im.dwarf
+	if x == nil {
+		return
+	}
+	need := make([]bool, len(x.units))
+	var todo []int
+	for _, a := range addrs {
+		x.unitsAt(a&^1, func(i int) bool {
+			if !need[i] && x.units[i].tables.Load() == nil {
+				need[i] = true
+				todo = append(todo, i)
+			}
+			return true
+		})
+	}
+	x.decodeAll(todo)
+}
