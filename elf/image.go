@@ -15,7 +15,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -51,9 +50,9 @@ type loadedSection struct {
 	data []byte
 }
 
-// Open reads the ELF at path and loads it.
+// Open reads the ELF at path (on Unix, maps it: see readFile) and loads it.
 func Open(path string) (*Image, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package elf
+
+import "os"
+
+// readFile reads the ELF at path whole; see mmap_unix.go for why Unix maps
+// it instead.
+func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
