@@ -173,10 +173,10 @@ func (o *inputOptions) symbolize(errw io.Writer, path string, adjust func(*profi
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range img.Warnings() {
-		fmt.Fprintf(errw, "tcmprof: %s: %s\n", src.elf, w)
-	}
 	s, err := profile.Symbolize(c, img, opts)
+	// After symbolizing: warnings about a compile unit's DWARF come once
+	// an address has decoded it.
+	printImageWarnings(errw, src.elf, img, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -59,9 +59,9 @@ func runSymbolize(o *symbolizeOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range im.Warnings() {
-		fmt.Fprintf(s.Err, "tcmprof: warning: %s: %s\n", o.elf, w)
-	}
+	// Warnings about the whole image come first; those about a compile
+	// unit's DWARF come once the addresses have decoded it.
+	warned := printImageWarnings(s.Err, o.elf, im, 0)
 	out := bufio.NewWriterSize(s.Out, 64<<10)
 	p := &symbolPrinter{out: out, json: o.json, noDemangle: o.noDemangle,
 		answers: map[uint32][]byte{}, quoted: map[string][]byte{}}
@@ -70,44 +70,72 @@ func runSymbolize(o *symbolizeOptions, s Streams) error {
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
+	printImageWarnings(s.Err, o.elf, im, warned)
 	return err
 }
 
 func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, addrs []uint32) error {
 	if len(addrs) > 0 {
+		im.Preload(addrs)
 		for _, addr := range addrs {
 			p.answer(im, addr)
 		}
 		return nil
 	}
-	// Stream standard input: answer each line as it comes, and flush
-	// whenever no more input is buffered, so that an interactive or
-	// pipelined caller gets its answers without waiting for EOF.
+	// Stream standard input in batches: take every line already buffered
+	// (at least one), decode the DWARF they need on all cores, answer them
+	// and flush before waiting for more, so that an interactive or
+	// pipelined caller gets its answers without waiting for EOF, and a
+	// file of addresses is decoded in parallel.
 	in := bufio.NewReaderSize(stdin, 64<<10)
-	for lineNo := 1; ; lineNo++ {
-		if in.Buffered() == 0 {
-			if err := p.out.Flush(); err != nil {
-				return err
+	var batch []uint32
+	for lineNo := 0; ; {
+		batch = batch[:0]
+		var stop error // what ends the input after this batch: io.EOF, a bad line, a read error
+		for stop == nil {
+			lineNo++
+			line, err := in.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				stop = fmt.Errorf("stdin line %d: longer than %d bytes", lineNo, in.Size())
+				break
+			}
+			if tok := bytes.TrimSpace(line); len(tok) > 0 {
+				addr, perr := parseAddr(tok)
+				if perr != nil {
+					stop = fmt.Errorf("stdin line %d: %w", lineNo, perr)
+					break
+				}
+				batch = append(batch, addr)
+			}
+			if stop = err; in.Buffered() == 0 {
+				break
 			}
 		}
-		line, err := in.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			return fmt.Errorf("stdin line %d: longer than %d bytes", lineNo, in.Size())
-		}
-		if tok := bytes.TrimSpace(line); len(tok) > 0 {
-			addr, perr := parseAddr(tok)
-			if perr != nil {
-				return fmt.Errorf("stdin line %d: %w", lineNo, perr)
-			}
+		// What was answered before a bad line is still printed.
+		im.Preload(batch)
+		for _, addr := range batch {
 			p.answer(im, addr)
 		}
-		if err == io.EOF {
+		if stop == io.EOF {
 			return nil
 		}
-		if err != nil {
+		if stop != nil {
+			return stop
+		}
+		if err := p.out.Flush(); err != nil {
 			return err
 		}
 	}
+}
+
+// printImageWarnings prints the image's warnings after the first done already
+// printed and returns how many it has printed in all.
+func printImageWarnings(w io.Writer, path string, im *elf.Image, done int) int {
+	ws := im.Warnings()
+	for _, msg := range ws[min(done, len(ws)):] {
+		fmt.Fprintf(w, "tcmprof: warning: %s: %s\n", path, msg)
+	}
+	return len(ws)
 }
 
 // parseAddr reads a 32-bit hex address, with or without 0x.

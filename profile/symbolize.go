@@ -114,6 +114,13 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 	if warning != "" {
 		s.Warnings = append(s.Warnings, warning)
 	}
+	// Decode the DWARF of every sampled compile unit up front, on all
+	// cores, rather than unit by unit as the PCs come.
+	pcs := make([]uint32, len(c.Records))
+	for i, rec := range c.Records {
+		pcs[i] = rec.PC
+	}
+	img.Preload(pcs)
 	r := &resolver{s: s, sites: sites, lrLive: make(map[uint32]bool)}
 	if c.Header.Fields&sample.FieldLR != 0 {
 		cfi, err := elf.LoadCFI(img.File())
