@@ -15,12 +15,14 @@ import (
 // The DWARF of a Zephyr image with networking and USB runs to 10-30 MB,
 // while a capture touches a few hundred functions and `symbolize` may be
 // asked about one address. So Load only indexes it: which compile unit
-// holds which addresses (from .debug_aranges, as llvm-symbolizer does;
-// for a unit missing there, from its own DIE's DW_AT_ranges or
-// low_pc/high_pc; for a unit neither places, by decoding it at once). A
-// unit's line program and subprogram / inline tree are decoded the first
+// holds which addresses: from .debug_aranges, as llvm-symbolizer does; for
+// a unit missing there, from its own DIE's DW_AT_ranges or low_pc/high_pc.
+// A unit's line program and subprogram / inline tree are decoded the first
 // time an address falls in it, and Preload decodes the units of many
-// addresses in parallel.
+// addresses in parallel. Units that neither place (no producer we know
+// omits both, but addr2line copes, llvm-symbolizer does not) are decoded
+// and indexed by what they contain the first time an address falls in no
+// placed unit.
 
 // dwarfIndex finds the compile unit of an address and decodes units on
 // demand. A nil *dwarfIndex (an ELF without usable DWARF) knows nothing.
@@ -31,14 +33,23 @@ type dwarfIndex struct {
 	zSyms      map[uint32]string // _Z-mangled FUNC symbol (without clone suffix) by address
 	warn       func(string)
 
-	units []unit
-	// spans maps addresses to units, sorted by lo; maxLast[i] is the
-	// highest last of spans[:i+1], so that the spans holding a PC (several
-	// only in odd DWARF) are found by walking back from the binary search.
-	spans   []unitSpan
-	maxLast []uint32
+	units  []unit
+	placed spanIndex // where .debug_aranges and the units' DIEs place units
+	// unplaced are the units nothing places; scanned indexes what they
+	// hold, built on the first address no placed unit holds.
+	unplaced []int
+	scanOnce sync.Once
+	scanned  spanIndex
 
 	decoded atomic.Int32 // units decoded so far (tests count them)
+}
+
+// spanIndex maps addresses to units: spans sorted by lo, and maxLast[i] the
+// highest last of spans[:i+1], so that the spans holding a PC (several only
+// in odd DWARF) are found by walking back from a binary search.
+type spanIndex struct {
+	spans   []unitSpan
+	maxLast []uint32
 }
 
 // unit is one unit of .debug_info.
@@ -103,17 +114,15 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 		if placed[i] || (cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit) {
 			continue
 		}
-		if rs, err := dw.Ranges(cu); err == nil && x.addSpans(i, rs) > 0 {
+		if rs, err := dw.Ranges(cu); err == nil && x.placed.add(i, rs, x.hasCodeAt0) > 0 {
 			continue
 		}
-		// Neither .debug_aranges nor the unit's DIE say where its code
-		// is: decode it now and index what it describes.
-		x.addSpans(i, x.tables(i).extent())
+		x.unplaced = append(x.unplaced, i)
 	}
 	if broken != nil {
 		im.warn(fmt.Sprintf("DWARF partly unreadable (%v): some addresses fall back to the symbol table", broken))
 	}
-	x.sortSpans()
+	x.placed.sort()
 	im.dwarf = x
 }
 
@@ -243,57 +252,76 @@ func (x *dwarfIndex) addAranges(b []byte, headers []unitHeader) []bool {
 			}
 			rs = append(rs, [2]uint64{lo, lo + n})
 		}
-		if x.addSpans(k, rs) > 0 {
+		if x.placed.add(k, rs, x.hasCodeAt0) > 0 {
 			placed[k] = true
 		}
 	}
 	return placed
 }
 
-// addSpans indexes the ranges [lo, hi) of unit i that hold real code and
-// returns how many did.
-func (x *dwarfIndex) addSpans(i int, rs [][2]uint64) int {
+// add indexes the ranges [lo, hi) of unit i that hold real code and
+// returns how many did. sort must follow.
+func (s *spanIndex) add(i int, rs [][2]uint64, hasCodeAt0 bool) int {
 	n := 0
 	for _, r := range rs {
 		lo, hi := r[0], min(r[1], 1<<32)
-		if hi <= lo || isTombstone(lo, x.hasCodeAt0) {
+		if hi <= lo || isTombstone(lo, hasCodeAt0) {
 			continue
 		}
-		x.spans = append(x.spans, unitSpan{lo: uint32(lo), last: uint32(hi - 1), unit: int32(i)})
+		s.spans = append(s.spans, unitSpan{lo: uint32(lo), last: uint32(hi - 1), unit: int32(i)})
 		n++
 	}
 	return n
 }
 
-func (x *dwarfIndex) sortSpans() {
-	sort.Slice(x.spans, func(i, j int) bool {
-		a, b := x.spans[i], x.spans[j]
+func (s *spanIndex) sort() {
+	sort.Slice(s.spans, func(i, j int) bool {
+		a, b := s.spans[i], s.spans[j]
 		if a.lo != b.lo {
 			return a.lo < b.lo
 		}
 		return a.unit < b.unit
 	})
-	x.maxLast = make([]uint32, len(x.spans))
-	for i, s := range x.spans {
-		x.maxLast[i] = s.last
+	s.maxLast = make([]uint32, len(s.spans))
+	for i, sp := range s.spans {
+		s.maxLast[i] = sp.last
 		if i > 0 {
-			x.maxLast[i] = max(x.maxLast[i-1], s.last)
+			s.maxLast[i] = max(s.maxLast[i-1], sp.last)
 		}
 	}
 }
 
-// unitsAt calls yield with each unit that holds pc, until yield returns
-// false.
-func (x *dwarfIndex) unitsAt(pc uint32, yield func(int) bool) {
-	if x == nil {
-		return
-	}
-	i := sort.Search(len(x.spans), func(i int) bool { return x.spans[i].lo > pc }) - 1
-	for ; i >= 0 && x.maxLast[i] >= pc; i-- {
-		if s := x.spans[i]; s.last >= pc && !yield(int(s.unit)) {
-			return
+// each calls yield with each unit that holds pc, until yield returns
+// false, and reports whether any did.
+func (s *spanIndex) each(pc uint32, yield func(int) bool) bool {
+	found := false
+	i := sort.Search(len(s.spans), func(i int) bool { return s.spans[i].lo > pc }) - 1
+	for ; i >= 0 && s.maxLast[i] >= pc; i-- {
+		if sp := s.spans[i]; sp.last >= pc {
+			found = true
+			if !yield(int(sp.unit)) {
+				break
+			}
 		}
 	}
+	return found
+}
+
+// unitsAt calls yield with each unit that holds pc, until yield returns
+// false. If no placed unit holds pc, the units nothing places are scanned
+// (once) for it.
+func (x *dwarfIndex) unitsAt(pc uint32, yield func(int) bool) {
+	if x == nil || x.placed.each(pc, yield) || len(x.unplaced) == 0 {
+		return
+	}
+	x.scanOnce.Do(func() {
+		x.decodeAll(x.unplaced)
+		for _, i := range x.unplaced {
+			x.scanned.add(i, x.tables(i).extent(), x.hasCodeAt0)
+		}
+		x.scanned.sort()
+	})
+	x.scanned.each(pc, yield)
 }
 
 // tables returns unit i decoded, decoding it on first use.
