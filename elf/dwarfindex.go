@@ -71,7 +71,8 @@ type unitSpan struct {
 // im.dwarf nil (or the index partial) with a warning: symbolization then
 // falls back to the symbol table.
 func (im *Image) loadDWARF(raw rawSymbols) {
-	if im.file.Section(".debug_info") == nil {
+	info := im.debugSection(".debug_info")
+	if info == nil {
 		im.warn("no DWARF debug info: symbolizing from the symbol table only (no file:line, no inlined frames)")
 		return
 	}
@@ -92,7 +93,7 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 			x.zSyms[s.addr] = base
 		}
 	}
-	headers := unitHeaders(im.debugSection(".debug_info"))
+	headers := unitHeaders(info)
 	x.units = make([]unit, len(headers))
 	for i, h := range headers {
 		x.units[i] = unit{die: h.die, end: h.end}
@@ -129,16 +130,10 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 // dwarfData opens the DWARF sections in place: debug/elf's File.DWARF
 // copies every .debug_* section (location lists and frames included) into
 // fresh memory, which for a Zephyr image costs more than the rest of Load.
-// Only sections it would have to relocate (an object file) or inflate from
-// the old .zdebug format go through it.
+// Only an object file, whose sections it relocates, goes through it.
 func (im *Image) dwarfData() (*dwarf.Data, error) {
 	if im.file.Type == goelf.ET_REL {
 		return im.file.DWARF()
-	}
-	for _, s := range im.file.Sections {
-		if strings.HasPrefix(s.Name, ".zdebug_") {
-			return im.file.DWARF()
-		}
 	}
 	sec := func(name string) []byte { return im.debugSection(".debug_" + name) }
 	d, err := dwarf.New(sec("abbrev"), nil, nil, sec("info"), sec("line"), nil, sec("ranges"), sec("str"))

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -159,15 +160,18 @@ func (im *Image) loadSections() error {
 	return nil
 }
 
-// debugSection returns the contents of the named section, decompressed if
-// it is compressed (objcopy --compress-debug-sections, gcc -gz); nil if
-// absent or unreadable.
+// debugSection returns the contents of the named .debug_* section,
+// decompressed if it is compressed (objcopy --compress-debug-sections,
+// gcc -gz; or the older .zdebug_* form); nil if absent or unreadable.
 func (im *Image) debugSection(name string) []byte {
 	s := im.file.Section(name)
+	if s == nil {
+		s = im.file.Section(".z" + strings.TrimPrefix(name, "."))
+	}
 	if s == nil || s.Type == goelf.SHT_NOBITS {
 		return nil
 	}
-	if s.Flags&goelf.SHF_COMPRESSED == 0 {
+	if s.Flags&goelf.SHF_COMPRESSED == 0 && !strings.HasPrefix(s.Name, ".zdebug_") {
 		return im.data[s.Offset : s.Offset+s.FileSize]
 	}
 	b, err := s.Data()

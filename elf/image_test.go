@@ -328,26 +328,32 @@ func TestSizelessVeneers(t *testing.T) {
 }
 
 // TestCompressedDebugSections checks that an ELF whose DWARF sections are
-// zlib-compressed symbolizes every instruction exactly as the original.
+// zlib-compressed, as SHF_COMPRESSED sections or in the older .zdebug_*
+// form, symbolizes every instruction exactly as the original.
 func TestCompressedDebugSections(t *testing.T) {
 	symNeedTool(t, "arm-none-eabi-objcopy")
 	symNeedTool(t, "arm-none-eabi-objdump")
 	for _, v := range []string{"O0-dwarf4", "O2-dwarf5"} {
-		im, path := symOpenVariant(t, v)
-		zpath := filepath.Join(t.TempDir(), v+".z.elf")
-		if out, err := exec.Command("arm-none-eabi-objcopy", "--compress-debug-sections=zlib", path, zpath).CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		zim, err := Open(zpath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if zim.File().Section(".debug_line").Flags&goelf.SHF_COMPRESSED == 0 {
-			t.Fatal("objcopy left .debug_line uncompressed")
-		}
-		for _, a := range symInstructionAddrs(t, path) {
-			if got, want := zim.Symbolize(a), im.Symbolize(a); !slices.Equal(got, want) {
-				t.Fatalf("%s 0x%x: compressed %+v, original %+v", v, a, got, want)
+		for _, format := range []string{"zlib", "zlib-gnu"} {
+			im, path := symOpenVariant(t, v)
+			zpath := filepath.Join(t.TempDir(), v+"."+format+".elf")
+			if out, err := exec.Command("arm-none-eabi-objcopy", "--compress-debug-sections="+format, path, zpath).CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			zim, err := Open(zpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := zim.File().Section(".debug_line"); format == "zlib" && (s == nil || s.Flags&goelf.SHF_COMPRESSED == 0) {
+				t.Fatal("objcopy left .debug_line uncompressed")
+			}
+			if format == "zlib-gnu" && zim.File().Section(".zdebug_line") == nil {
+				t.Fatal("objcopy made no .zdebug_line")
+			}
+			for _, a := range symInstructionAddrs(t, path) {
+				if got, want := zim.Symbolize(a), im.Symbolize(a); !slices.Equal(got, want) {
+					t.Fatalf("%s %s 0x%x: compressed %+v, original %+v", v, format, a, got, want)
+				}
 			}
 		}
 	}
