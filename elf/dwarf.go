@@ -173,11 +173,16 @@ func isTombstone(addr uint64, hasCodeAt0 bool) bool {
 }
 
 // unitLoader decodes one compile unit into unitTables, walking its DIEs
-// once.
+// once. The unit's Data reports offsets from the unit's start; the loader
+// keeps DIEs by their offset in .debug_info.
 type unitLoader struct {
-	x *dwarfIndex
-	t *unitTables
+	x  *dwarfIndex
+	u  *unit
+	ud *unitData
+	t  *unitTables
 
+	cuFiles   []int32  // the line table's file indices → t.files (DW_AT_call_file indexes them)
+	cuSource  string   // the unit's source file, absolute
 	lineAddrs []uint32 // address of each of t.rows
 	seqRows   []seqRow
 	fileIdx   map[string]int32
@@ -185,9 +190,9 @@ type unitLoader struct {
 	ranges    []nodeRange
 	segStart  []uint32 // node segments: segStart[i] ≤ pc < segStart[i+1] lies in node segNode[i] (-1: none)
 	segNode   []int32
-	dies      map[dwarf.Offset]dieName
-	nodeDIEs  []dwarf.Offset // DIE of each node, to resolve its name at the end
-	nodeSubs  []*subprogram  // subprogram of each root node; nil for inlines
+	dies      map[dwarf.Offset]dieName // by offset in .debug_info
+	nodeDIEs  []dwarf.Offset           // DIE of each node (in .debug_info), to resolve its name at the end
+	nodeSubs  []*subprogram            // subprogram of each root node; nil for inlines
 }
 
 type seqRow struct {
@@ -207,25 +212,29 @@ type nodeRange struct {
 const attrMIPSLinkageName dwarf.Attr = 0x2007
 
 // dieName is what a subprogram or inlined-subroutine DIE says about its
-// name, directly or through its abstract origin / specification.
+// name, directly or through its abstract origin / specification (ref, an
+// offset in .debug_info).
 type dieName struct {
 	name, linkage string
 	ref           dwarf.Offset
 	hasRef        bool
 }
 
-// decodeUnit reads unit u's line program and subprogram / inline tree.
+// decodeUnit reads unit i's line program and subprogram / inline tree.
 // What cannot be read is left out with a warning: those addresses fall
-// back to the symbol table.
-func (x *dwarfIndex) decodeUnit(u *unit) *unitTables {
+// back to the symbol table. With scan, only the DIEs scanUnit finds are
+// read (the whole unit if it cannot scan it); without, every DIE.
+func (x *dwarfIndex) decodeUnit(i int, scan bool) *unitTables {
 	l := &unitLoader{
 		x:       x,
+		u:       &x.units[i],
+		ud:      x.open(i),
 		t:       &unitTables{subs: map[uint32]*subprogram{}},
 		fileIdx: map[string]int32{},
 		nameIdx: map[frameName]int32{},
 		dies:    map[dwarf.Offset]dieName{},
 	}
-	if err := l.walk(u); err != nil {
+	if err := l.walk(i, scan); err != nil {
 		x.warn(fmt.Sprintf("DWARF partly unreadable (%v): some addresses fall back to the symbol table", err))
 	}
 	l.finishLines()
@@ -235,31 +244,71 @@ func (x *dwarfIndex) decodeUnit(u *unit) *unitTables {
 	return l.t
 }
 
-// walk reads every DIE of the unit once, collecting its line table and the
-// subprogram / inlined-subroutine nodes with their ranges.
-func (l *unitLoader) walk(u *unit) error {
-	r := l.x.dw.Reader()
-	r.Seek(u.die)
-	var stack []int32   // per open DIE with children: the node enclosing its children
-	var cuFiles []int32 // the line table's file indices → unitTables.files
-	var cuSource string
+// walk reads the unit DIE and its line table, then the subprogram and
+// inlined-subroutine nodes with their ranges.
+func (l *unitLoader) walk(i int, scan bool) error {
+	u := l.u
+	if l.ud.err != nil {
+		return fmt.Errorf("unit at 0x%x: %w", u.start, l.ud.err)
+	}
+	r := l.ud.d.Reader()
+	cu, err := r.Next()
+	if err != nil || cu == nil {
+		return err
+	}
+	if cu.Tag == dwarf.TagCompileUnit || cu.Tag == dwarf.TagPartialUnit {
+		l.readLines(cu)
+	}
+	if !cu.Children {
+		return nil
+	}
 	// Every DIE takes at least one byte, but debug/dwarf can return null
 	// entries forever from some corrupt units: stop at the unit's size.
-	limit := int(u.end - u.die)
-	for n := 0; ; n++ {
-		e, err := r.Next()
-		if err != nil {
-			return err
-		}
-		if e == nil || e.Offset >= u.end {
+	budget := int(u.end - u.die)
+	if scan {
+		if dies, err := l.x.scanUnit(i); err == nil {
+			for _, off := range dies {
+				r.Seek(off - dwarf.Offset(u.start))
+				if _, err := l.walkTree(r, &budget); err != nil {
+					return err
+				}
+			}
 			return nil
 		}
-		if n > limit {
-			return fmt.Errorf("unit at 0x%x yields more entries than its %d bytes can hold", u.die, limit)
+		r.Seek(0)
+		r.Next()
+	}
+	for more := true; more; {
+		if more, err = l.walkTree(r, &budget); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkTree reads the DIE at r's position, a child of the unit DIE or the
+// subprogram or inline scanUnit found, and its subtree, adding nodes. more
+// is false at the null entry that ends the unit DIE's children.
+func (l *unitLoader) walkTree(r *dwarf.Reader, budget *int) (more bool, err error) {
+	var stack []int32 // per open DIE with children: the node enclosing its children
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return false, err
+		}
+		if e == nil {
+			return false, nil
+		}
+		if *budget--; *budget < 0 {
+			return false, fmt.Errorf("unit at 0x%x yields more entries than its %d bytes can hold", l.u.start, l.u.end-l.u.die)
 		}
 		if e.Tag == 0 {
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return false, nil
+			}
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return true, nil
 			}
 			continue
 		}
@@ -269,12 +318,8 @@ func (l *unitLoader) walk(u *unit) error {
 		}
 		self := enclosing
 		switch e.Tag {
-		case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
-			stack = stack[:0]
-			self = -1
-			cuFiles, cuSource = l.readLines(e)
 		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
-			l.recordName(e)
+			l.recordName(e, l.u, l.ud)
 			if e.Tag == dwarf.TagInlinedSubroutine && enclosing < 0 {
 				break // an inline outside any concrete function: nothing to attach it to
 			}
@@ -282,18 +327,21 @@ func (l *unitLoader) walk(u *unit) error {
 			if e.Tag == dwarf.TagInlinedSubroutine {
 				parent = enclosing
 			}
-			if idx, ok := l.addNode(e, parent, cuFiles, cuSource); ok {
+			if idx, ok := l.addNode(e, parent); ok {
 				self = idx
 			}
 		}
 		if e.Children {
-			if skipSubtree[e.Tag] {
-				// Nothing below holds code; declarations there that a
-				// subprogram names are read on demand (readDIEName).
-				r.SkipChildren()
+			if !skipSubtree[e.Tag] {
+				stack = append(stack, self)
 				continue
 			}
-			stack = append(stack, self)
+			// Nothing below holds code; declarations there that a
+			// subprogram names are read on demand (readDIEName).
+			r.SkipChildren()
+		}
+		if len(stack) == 0 {
+			return true, nil
 		}
 	}
 }
@@ -312,24 +360,33 @@ var skipSubtree = map[dwarf.Tag]bool{
 	dwarf.TagCallSite: true, tagGNUCallSite: true,
 }
 
-func (l *unitLoader) recordName(e *dwarf.Entry) {
+// recordName records what DIE e of unit v (read through vd) says about
+// its name.
+func (l *unitLoader) recordName(e *dwarf.Entry, v *unit, vd *unitData) {
 	var d dieName
 	d.name, _ = e.Val(dwarf.AttrName).(string)
 	d.linkage, _ = e.Val(dwarf.AttrLinkageName).(string)
 	if d.linkage == "" {
 		d.linkage, _ = e.Val(attrMIPSLinkageName).(string)
 	}
-	if ref, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {
-		d.ref, d.hasRef = ref, true
-	} else if ref, ok := e.Val(dwarf.AttrSpecification).(dwarf.Offset); ok {
-		d.ref, d.hasRef = ref, true
+	for _, a := range []dwarf.Attr{dwarf.AttrAbstractOrigin, dwarf.AttrSpecification} {
+		if ref, ok := e.Val(a).(dwarf.Offset); ok {
+			// The Data counts from the unit's start, as unit-relative
+			// references do; a DW_FORM_ref_addr is already an offset
+			// in .debug_info.
+			if !vd.refAddrs || l.x.form(v, vd, e.Offset, a) != formRefAddr {
+				ref += dwarf.Offset(v.start)
+			}
+			d.ref, d.hasRef = ref, true
+			break
+		}
 	}
-	l.dies[e.Offset] = d
+	l.dies[dwarf.Offset(v.start)+e.Offset] = d
 }
 
 // addNode records a subprogram or inline DIE that covers code.
-func (l *unitLoader) addNode(e *dwarf.Entry, parent int32, cuFiles []int32, cuSource string) (int32, bool) {
-	rs, err := l.x.dw.Ranges(e)
+func (l *unitLoader) addNode(e *dwarf.Entry, parent int32) (int32, bool) {
+	rs, err := l.ud.d.Ranges(e)
 	if err != nil || len(rs) == 0 {
 		return 0, false
 	}
@@ -337,8 +394,8 @@ func (l *unitLoader) addNode(e *dwarf.Entry, parent int32, cuFiles []int32, cuSo
 	n := node{parent: parent, callFile: -1}
 	if parent >= 0 {
 		n.depth = t.nodes[parent].depth + 1
-		if f, ok := e.Val(dwarf.AttrCallFile).(int64); ok && f >= 0 && f < int64(len(cuFiles)) {
-			n.callFile = cuFiles[f]
+		if f, ok := e.Val(dwarf.AttrCallFile).(int64); ok && f >= 0 && f < int64(len(l.cuFiles)) {
+			n.callFile = l.cuFiles[f]
 		}
 		n.callLine = int32(intAttr(e, dwarf.AttrCallLine))
 		n.callCol = int32(intAttr(e, dwarf.AttrCallColumn))
@@ -358,7 +415,7 @@ func (l *unitLoader) addNode(e *dwarf.Entry, parent int32, cuFiles []int32, cuSo
 	}
 	var sub *subprogram
 	if parent < 0 {
-		sub = &subprogram{source: cuSource}
+		sub = &subprogram{source: l.cuSource}
 		for _, rg := range rs {
 			if rg[1] > rg[0] && rg[1] <= 1<<32 && !isTombstone(rg[0], l.x.hasCodeAt0) {
 				sub.starts = append(sub.starts, uint32(rg[0]))
@@ -367,7 +424,7 @@ func (l *unitLoader) addNode(e *dwarf.Entry, parent int32, cuFiles []int32, cuSo
 		}
 	}
 	t.nodes = append(t.nodes, n)
-	l.nodeDIEs = append(l.nodeDIEs, e.Offset)
+	l.nodeDIEs = append(l.nodeDIEs, dwarf.Offset(l.u.start)+e.Offset)
 	l.nodeSubs = append(l.nodeSubs, sub)
 	return idx, true
 }
@@ -377,39 +434,39 @@ func intAttr(e *dwarf.Entry, a dwarf.Attr) int64 {
 	return v
 }
 
-// readLines reads the CU's line program and returns its file-index mapping
-// (DW_AT_call_file indexes the same list) and its source file name.
-func (l *unitLoader) readLines(cu *dwarf.Entry) ([]int32, string) {
+// readLines reads the CU's line program, its file-index mapping and its
+// source file name.
+func (l *unitLoader) readLines(cu *dwarf.Entry) {
 	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
 	source, _ := cu.Val(dwarf.AttrName).(string)
 	if source != "" {
 		source = joinCompDir(compDir, source)
 	}
+	l.cuSource = source
 	// debug/dwarf joins relative names with comp_dir itself before DWARF 5;
 	// from 5 on it leaves a relative directory entry unjoined.
 	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); !ok || l.x.lineVersion(off) < 5 {
 		compDir = ""
 	}
-	lr, err := l.x.dw.LineReader(cu)
+	lr, err := l.ud.d.LineReader(cu)
 	if err != nil {
 		l.x.warn(fmt.Sprintf("line table of %s unreadable (%v)", source, err))
-		return nil, source
+		return
 	}
 	if lr == nil {
-		return nil, source
+		return
 	}
 	fileOf := map[*dwarf.LineFile]int32{}
-	var files []int32
 	for _, f := range lr.Files() {
-		files = append(files, l.file(f, compDir, fileOf))
+		l.cuFiles = append(l.cuFiles, l.file(f, compDir, fileOf))
 	}
 	// Rows of one sequence are kept only if the sequence starts at a real
 	// address; the linker leaves dropped functions' sequences at 0.
-	var seq []seqRow
+	seq, first := len(l.seqRows), true // where the sequence's rows start
 	keep := false
 	var le dwarf.LineEntry
 	for n := 0; ; n++ {
-		if n > len(l.x.debugLine) { // each row takes at least one opcode byte
+		if n > len(l.x.sec.line) { // each row takes at least one opcode byte
 			l.x.warn(fmt.Sprintf("line table of %s yields more rows than .debug_line can hold", source))
 			break
 		}
@@ -419,21 +476,21 @@ func (l *unitLoader) readLines(cu *dwarf.Entry) ([]int32, string) {
 			}
 			break
 		}
-		if len(seq) == 0 {
-			keep = !isTombstone(le.Address, l.x.hasCodeAt0)
+		if first {
+			keep, first = !isTombstone(le.Address, l.x.hasCodeAt0), false
 		}
 		if le.Address < 1<<32 {
 			row := lineRow{file: l.file(le.File, compDir, fileOf), line: int32(le.Line), col: int32(le.Column), end: le.EndSequence}
-			seq = append(seq, seqRow{addr: uint32(le.Address), order: int32(len(l.seqRows) + len(seq)), row: row})
+			l.seqRows = append(l.seqRows, seqRow{addr: uint32(le.Address), order: int32(len(l.seqRows)), row: row})
 		}
 		if le.EndSequence {
-			if keep {
-				l.seqRows = append(l.seqRows, seq...)
+			if !keep {
+				l.seqRows = l.seqRows[:seq]
 			}
-			seq = seq[:0]
+			seq, first = len(l.seqRows), true
 		}
 	}
-	return files, source
+	l.seqRows = l.seqRows[:seq] // an unfinished sequence
 }
 
 // file interns a line-table file name as an absolute path.
@@ -485,6 +542,8 @@ func (l *unitLoader) finishLines() {
 		return a.order < b.order
 	})
 	// Keep one row per address: the last, or the end row alone.
+	l.lineAddrs = make([]uint32, 0, len(rows))
+	l.t.rows = make([]lineRow, 0, len(rows))
 	for i := 0; i < len(rows); i++ {
 		if i+1 < len(rows) && rows[i+1].addr == rows[i].addr {
 			continue
@@ -545,15 +604,25 @@ func (l *unitLoader) resolveName(off dwarf.Offset) (name, linkage string) {
 }
 
 // readDIEName reads a DIE the walk did not record (a declaration inside a
-// skipped type, or a DIE of another unit).
+// skipped type, or a DIE of another unit) at off in .debug_info.
 func (l *unitLoader) readDIEName(off dwarf.Offset) dieName {
-	r := l.x.dw.Reader()
-	r.Seek(off)
-	e, err := r.Next()
-	if err != nil || e == nil || e.Offset != off {
+	i := l.x.unitOf(uint64(off))
+	if i < 0 {
 		return dieName{}
 	}
-	l.recordName(e)
+	v := &l.x.units[i]
+	vd := l.x.open(i)
+	if vd.err != nil {
+		return dieName{}
+	}
+	r := vd.d.Reader()
+	rel := off - dwarf.Offset(v.start)
+	r.Seek(rel)
+	e, err := r.Next()
+	if err != nil || e == nil || e.Offset != rel {
+		return dieName{}
+	}
+	l.recordName(e, v, vd)
 	return l.dies[off]
 }
 

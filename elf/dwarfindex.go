@@ -2,7 +2,6 @@ package elf
 
 import (
 	"debug/dwarf"
-	goelf "debug/elf"
 	"encoding/binary"
 	"fmt"
 	"runtime"
@@ -23,12 +22,20 @@ import (
 // omits both, but addr2line copes, llvm-symbolizer does not) are decoded
 // and indexed by what they contain the first time an address falls in no
 // placed unit.
+//
+// Each unit is read through a debug/dwarf Data of its own, over its slice
+// of .debug_info: a Data over the whole section parses every unit's
+// abbreviations when it is made, a third of Load on a Zephyr image, and
+// sets up a DWARF 5 unit lazily and unguarded on a Reader's first visit,
+// so one Data cannot serve units decoded in parallel. A unit's own Data
+// reports DIE offsets from the unit's start; references between units
+// (DW_FORM_ref_addr, from LTO) are offsets in the whole section, told apart
+// by the form the unit's abbreviations give them.
 
 // dwarfIndex finds the compile unit of an address and decodes units on
 // demand. A nil *dwarfIndex (an ELF without usable DWARF) knows nothing.
 type dwarfIndex struct {
-	dw         *dwarf.Data
-	debugLine  []byte // raw .debug_line, to read each line program's version
+	sec        dwarfSections
 	hasCodeAt0 bool
 	zSyms      map[uint32]string // _Z-mangled FUNC symbol (without clone suffix) by address
 	warn       func(string)
@@ -44,20 +51,38 @@ type dwarfIndex struct {
 	decoded atomic.Int32 // units decoded so far (tests count them)
 }
 
-// spanIndex maps addresses to units: spans sorted by lo, and maxLast[i] the
-// highest last of spans[:i+1], so that the spans holding a PC (several only
-// in odd DWARF) are found by walking back from a binary search.
+// dwarfSections are the DWARF sections as the file holds them (inflated if
+// compressed).
+type dwarfSections struct {
+	info, abbrev, line, ranges, str []byte
+	dwarf5                          map[string][]byte // .debug_addr, .debug_line_str, .debug_str_offsets, .debug_rnglists
+}
+
+// spanIndex maps addresses to units: spans sorted by lo, with their lo
+// also in los (for the binary search) and maxLast[i] the highest last of
+// spans[:i+1], so that the spans holding a PC (several only in odd DWARF)
+// are found by walking back from the binary search.
 type spanIndex struct {
 	spans   []unitSpan
+	los     []uint32
 	maxLast []uint32
 }
 
 // unit is one unit of .debug_info.
 type unit struct {
-	die    dwarf.Offset // its first DIE
-	end    dwarf.Offset // the offset after its last byte
-	once   sync.Once
-	tables atomic.Pointer[unitTables]
+	unitHeader
+	openOnce sync.Once
+	opened   unitData
+	once     sync.Once
+	tables   atomic.Pointer[unitTables]
+}
+
+// unitData is a unit opened for reading.
+type unitData struct {
+	d        *dwarf.Data
+	abbrevs  map[uint64]*abbrev
+	refAddrs bool // some DIE names another by DW_FORM_ref_addr
+	err      error
 }
 
 // unitSpan says that unit holds the addresses lo..last (inclusive, so
@@ -71,51 +96,58 @@ type unitSpan struct {
 // im.dwarf nil (or the index partial) with a warning: symbolization then
 // falls back to the symbol table.
 func (im *Image) loadDWARF(raw rawSymbols) {
-	info := im.debugSection(".debug_info")
-	if info == nil {
-		im.warn("no DWARF debug info: symbolizing from the symbol table only (no file:line, no inlined frames)")
-		return
-	}
-	dw, err := im.dwarfData()
-	if err != nil {
-		im.warn(fmt.Sprintf("unusable DWARF (%v): symbolizing from the symbol table only", err))
-		return
-	}
+	sec := func(name string) []byte { return im.debugSection(".debug_" + name) }
 	x := &dwarfIndex{
-		dw:         dw,
-		debugLine:  im.debugSection(".debug_line"),
+		sec: dwarfSections{
+			info: sec("info"), abbrev: sec("abbrev"), line: sec("line"), ranges: sec("ranges"), str: sec("str"),
+			dwarf5: map[string][]byte{},
+		},
 		hasCodeAt0: raw.hasCodeAt0,
 		zSyms:      map[uint32]string{},
 		warn:       im.warn,
+	}
+	if x.sec.info == nil {
+		im.warn("no DWARF debug info: symbolizing from the symbol table only (no file:line, no inlined frames)")
+		return
+	}
+	for _, name := range []string{"addr", "line_str", "str_offsets", "rnglists"} {
+		if b := sec(name); b != nil {
+			x.sec.dwarf5[".debug_"+name] = b
+		}
 	}
 	for _, s := range raw.funcs {
 		if base, _ := SplitClone(s.name); strings.HasPrefix(base, "_Z") {
 			x.zSyms[s.addr] = base
 		}
 	}
-	headers := unitHeaders(info)
+	headers := unitHeaders(x.sec.info)
+	if len(headers) == 0 {
+		im.warn("unusable DWARF (no unit in .debug_info): symbolizing from the symbol table only")
+		return
+	}
 	x.units = make([]unit, len(headers))
 	for i, h := range headers {
-		x.units[i] = unit{die: h.die, end: h.end}
+		x.units[i].unitHeader = h
 	}
-	placed := x.addAranges(im.debugSection(".debug_aranges"), headers)
-	r := dw.Reader()
+	placed := x.addAranges(sec("aranges"), headers)
 	var broken error
 	for i := range x.units {
-		u := &x.units[i]
-		// Reading each unit's first DIE here, before any concurrent
-		// decoding, also lets debug/dwarf set up a DWARF 5 unit's bases,
-		// which it does lazily and unguarded on a Reader's first visit.
-		r.Seek(u.die)
-		cu, err := r.Next()
-		if err != nil || cu == nil || cu.Offset != u.die {
-			broken = fmt.Errorf("unit at 0x%x: %v", u.die, err)
+		if placed[i] {
 			continue
 		}
-		if placed[i] || (cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit) {
+		ud := x.open(i)
+		var cu *dwarf.Entry
+		if ud.err == nil {
+			cu, ud.err = ud.d.Reader().Next()
+		}
+		if ud.err != nil || cu == nil {
+			broken = fmt.Errorf("unit at 0x%x: %v", x.units[i].start, ud.err)
 			continue
 		}
-		if rs, err := dw.Ranges(cu); err == nil && x.placed.add(i, rs, x.hasCodeAt0) > 0 {
+		if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
+			continue
+		}
+		if rs, err := ud.d.Ranges(cu); err == nil && x.placed.add(i, rs, x.hasCodeAt0) > 0 {
 			continue
 		}
 		x.unplaced = append(x.unplaced, i)
@@ -127,33 +159,61 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 	im.dwarf = x
 }
 
-// dwarfData opens the DWARF sections in place: debug/elf's File.DWARF
-// copies every .debug_* section (location lists and frames included) into
-// fresh memory, which for a Zephyr image costs more than the rest of Load.
-// Only an object file, whose sections it relocates, goes through it.
-func (im *Image) dwarfData() (*dwarf.Data, error) {
-	if im.file.Type == goelf.ET_REL {
-		return im.file.DWARF()
-	}
-	sec := func(name string) []byte { return im.debugSection(".debug_" + name) }
-	d, err := dwarf.New(sec("abbrev"), nil, nil, sec("info"), sec("line"), nil, sec("ranges"), sec("str"))
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range []string{"addr", "line_str", "str_offsets", "rnglists"} {
-		if b := sec(name); b != nil {
-			if err := d.AddSection(".debug_"+name, b); err != nil {
-				return nil, err
+// open returns unit i opened for reading (once): a debug/dwarf Data over
+// its slice of .debug_info, and its abbreviations.
+func (x *dwarfIndex) open(i int) *unitData {
+	u := &x.units[i]
+	u.openOnce.Do(func() {
+		ud := &u.opened
+		defer func() {
+			if r := recover(); r != nil { // debug/dwarf on hostile input
+				ud.d, ud.err = nil, fmt.Errorf("malformed (%v)", r)
+			}
+		}()
+		ud.abbrevs, ud.err = readAbbrevs(x.sec.abbrev, u.abbrevOff)
+		if ud.err != nil {
+			return
+		}
+		for _, a := range ud.abbrevs {
+			for _, at := range a.attrs {
+				ud.refAddrs = ud.refAddrs || at.form == formRefAddr
 			}
 		}
-	}
-	return d, nil
+		s := &x.sec
+		ud.d, ud.err = dwarf.New(s.abbrev, nil, nil, s.info[u.start:u.end], s.line, nil, s.ranges, s.str)
+		for name, b := range s.dwarf5 {
+			if ud.err == nil {
+				ud.err = ud.d.AddSection(name, b)
+			}
+		}
+		if ud.err == nil {
+			// A Reader's first visit sets the unit up (DWARF 5 bases):
+			// done here, before readers run in parallel.
+			ud.d.Reader()
+		}
+	})
+	return &u.opened
 }
 
-// unitHeader locates one unit of .debug_info.
+// unitOf returns the index of the unit whose bytes hold the .debug_info
+// offset off, -1 if none.
+func (x *dwarfIndex) unitOf(off uint64) int {
+	i := sort.Search(len(x.units), func(i int) bool { return x.units[i].start > off }) - 1
+	if i >= 0 && off < uint64(x.units[i].end) {
+		return i
+	}
+	return -1
+}
+
+// unitHeader locates one unit of .debug_info and says how to read it.
+// Offsets are in .debug_info.
 type unitHeader struct {
-	start    uint64 // offset of its header, as .debug_aranges names it
-	die, end dwarf.Offset
+	start     uint64       // offset of its header: .debug_aranges names it, references count from it
+	die, end  dwarf.Offset // its first DIE; the offset after its last byte
+	version   int
+	offSize   int // 4, or 8 in 64-bit DWARF
+	addrSize  int
+	abbrevOff uint64
 }
 
 // unitHeaders lists the units of .debug_info by their headers, as
@@ -163,7 +223,7 @@ func unitHeaders(info []byte) []unitHeader {
 	var hs []unitHeader
 	le := binary.LittleEndian
 	for off := uint64(0); off+4 <= uint64(len(info)); {
-		length, hdr, offSize := uint64(le.Uint32(info[off:])), uint64(4), uint64(4)
+		length, hdr, offSize := uint64(le.Uint32(info[off:])), uint64(4), 4
 		if length == 0xffffffff {
 			if off+12 > uint64(len(info)) {
 				break
@@ -178,24 +238,40 @@ func unitHeaders(info []byte) []unitHeader {
 		if end > uint64(len(info)) || end < off || off+hdr+2 > end {
 			break
 		}
-		die := off + hdr + 2 // version
-		switch version := le.Uint16(info[off+hdr:]); {
-		case version >= 2 && version <= 4:
-			die += offSize + 1 // abbrev offset, address size
-		case version == 5:
-			die += 2 + offSize // unit type, address size, abbrev offset
-			switch info[off+hdr+2] {
+		h := unitHeader{start: off, end: dwarf.Offset(end), version: int(le.Uint16(info[off+hdr:])), offSize: offSize}
+		p := off + hdr + 2
+		var size uint64 // of the rest of the header
+		switch h.version {
+		case 2, 3, 4:
+			size = uint64(offSize) + 1 // abbreviation offset, address size
+		case 5:
+			size = 2 + uint64(offSize) // unit type, address size, abbreviation offset
+			switch info[min(p, end-1)] {
 			case 4, 5: // DW_UT_skeleton, DW_UT_split_compile: unit id
-				die += 8
+				size += 8
 			case 2, 6: // DW_UT_type, DW_UT_split_type: signature, type offset
-				die += 8 + offSize
+				size += 8 + uint64(offSize)
 			}
 		default:
 			return hs
 		}
-		if die < end {
-			hs = append(hs, unitHeader{start: off, die: dwarf.Offset(die), end: dwarf.Offset(end)})
+		if p+size > end {
+			break
 		}
+		readOff := func(at uint64) uint64 {
+			if offSize == 8 {
+				return le.Uint64(info[at:])
+			}
+			return uint64(le.Uint32(info[at:]))
+		}
+		if h.version == 5 {
+			h.addrSize, h.abbrevOff = int(info[p+1]), readOff(p+2)
+		} else {
+			h.abbrevOff, h.addrSize = readOff(p), int(info[p+uint64(offSize)])
+		}
+		p += size
+		h.die = dwarf.Offset(p)
+		hs = append(hs, h)
 		off = end
 	}
 	return hs
@@ -277,9 +353,10 @@ func (s *spanIndex) sort() {
 		}
 		return a.unit < b.unit
 	})
+	s.los = make([]uint32, len(s.spans))
 	s.maxLast = make([]uint32, len(s.spans))
 	for i, sp := range s.spans {
-		s.maxLast[i] = sp.last
+		s.los[i], s.maxLast[i] = sp.lo, sp.last
 		if i > 0 {
 			s.maxLast[i] = max(s.maxLast[i-1], sp.last)
 		}
@@ -290,8 +367,7 @@ func (s *spanIndex) sort() {
 // false, and reports whether any did.
 func (s *spanIndex) each(pc uint32, yield func(int) bool) bool {
 	found := false
-	i := sort.Search(len(s.spans), func(i int) bool { return s.spans[i].lo > pc }) - 1
-	for ; i >= 0 && s.maxLast[i] >= pc; i-- {
+	for i := upperBound(s.los, pc) - 1; i >= 0 && s.maxLast[i] >= pc; i-- {
 		if sp := s.spans[i]; sp.last >= pc {
 			found = true
 			if !yield(int(sp.unit)) {
@@ -327,22 +403,22 @@ func (x *dwarfIndex) tables(i int) *unitTables {
 	}
 	u.once.Do(func() {
 		x.decoded.Add(1)
-		u.tables.Store(x.safeDecode(u))
+		u.tables.Store(x.safeDecode(i))
 	})
 	return u.tables.Load()
 }
 
-// safeDecode decodes u, turning a panic of debug/dwarf on hostile input
-// (Load recovers from those, but units are decoded later) into an empty
-// unit and a warning.
-func (x *dwarfIndex) safeDecode(u *unit) (t *unitTables) {
+// safeDecode decodes unit i, turning a panic of debug/dwarf on hostile
+// input (Load recovers from those, but units are decoded later) into an
+// empty unit and a warning.
+func (x *dwarfIndex) safeDecode(i int) (t *unitTables) {
 	defer func() {
 		if r := recover(); r != nil {
-			x.warn(fmt.Sprintf("DWARF unit at 0x%x malformed (%v): its addresses fall back to the symbol table", u.die, r))
+			x.warn(fmt.Sprintf("DWARF unit at 0x%x malformed (%v): its addresses fall back to the symbol table", x.units[i].start, r))
 			t = &unitTables{}
 		}
 	}()
-	return x.decodeUnit(u)
+	return x.decodeUnit(i, true)
 }
 
 // lookup returns the line row and innermost node DWARF has for pc (-1:
@@ -393,7 +469,7 @@ func (x *dwarfIndex) decodeAll(units []int) {
 // lineVersion returns the version of the line program at off in
 // .debug_line, 0 if unreadable.
 func (x *dwarfIndex) lineVersion(off int64) int {
-	b := x.debugLine
+	b := x.sec.line
 	if off < 0 || off+6 > int64(len(b)) {
 		return 0
 	}

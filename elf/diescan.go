@@ -1,0 +1,325 @@
+package elf
+
+import (
+	"debug/dwarf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Most DIEs of a unit are types: in a Zephyr image every unit carries the
+// kernel's, its driver's and its subsystem's struct graph, four DIEs in
+// five at the unit's top level. The decoder needs none of them, but
+// debug/dwarf can only step over a DIE by decoding it, every attribute
+// allocated, and that was two thirds of decoding a unit. So a unit is first
+// scanned here, by its abbreviations alone and without allocating, for the
+// DIEs the walk would act on; debug/dwarf then reads those and their
+// subtrees only. A unit this cannot scan is read whole by debug/dwarf.
+
+// abbrev is one abbreviation declaration of .debug_abbrev.
+type abbrev struct {
+	tag      dwarf.Tag
+	children bool
+	hasCode  bool // DW_AT_low_pc or DW_AT_ranges: a subprogram that may cover code
+	attrs    []abbrevAttr
+}
+
+type abbrevAttr struct {
+	attr dwarf.Attr
+	form uint64
+}
+
+// DWARF forms (DWARF 5, section 7.5.6, and GNU extensions).
+const (
+	formAddr, formBlock2, formBlock4, formData2, formData4, formData8    = 0x01, 0x03, 0x04, 0x05, 0x06, 0x07
+	formString, formBlock, formBlock1, formData1, formFlag, formSdata    = 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d
+	formStrp, formUdata, formRefAddr, formRef1, formRef2, formRef4       = 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13
+	formRef8, formRefUdata, formIndirect, formSecOffset, formExprloc     = 0x14, 0x15, 0x16, 0x17, 0x18
+	formFlagPresent, formStrx, formAddrx, formRefSup4, formStrpSup       = 0x19, 0x1a, 0x1b, 0x1c, 0x1d
+	formData16, formLineStrp, formRefSig8, formImplicitConst             = 0x1e, 0x1f, 0x20, 0x21
+	formLoclistx, formRnglistx, formRefSup8, formStrx1, formStrx2        = 0x22, 0x23, 0x24, 0x25, 0x26
+	formStrx3, formStrx4, formAddrx1, formAddrx2, formAddrx3, formAddrx4 = 0x27, 0x28, 0x29, 0x2a, 0x2b, 0x2c
+	formGNUAddrIndex, formGNUStrIndex, formGNURefAlt, formGNUStrpAlt     = 0x1f01, 0x1f02, 0x1f20, 0x1f21
+)
+
+// readAbbrevs reads the abbreviation table at off, indexed by code.
+func readAbbrevs(b []byte, off uint64) (map[uint64]*abbrev, error) {
+	if off >= uint64(len(b)) {
+		return nil, fmt.Errorf("abbreviations at 0x%x past .debug_abbrev", off)
+	}
+	r := &scanBuf{b: b, p: off}
+	table := map[uint64]*abbrev{}
+	for {
+		code := r.uleb()
+		if code == 0 || r.err != nil {
+			return table, r.err
+		}
+		a := &abbrev{tag: dwarf.Tag(r.uleb()), children: r.byte() != 0}
+		for {
+			attr, form := r.uleb(), r.uleb()
+			if r.err != nil {
+				return nil, r.err
+			}
+			if attr == 0 && form == 0 {
+				break
+			}
+			if form == formImplicitConst {
+				r.sleb() // the value is here, not in the DIE
+			}
+			a.attrs = append(a.attrs, abbrevAttr{attr: dwarf.Attr(attr), form: form})
+			a.hasCode = a.hasCode || attr == uint64(dwarf.AttrLowpc) || attr == uint64(dwarf.AttrRanges)
+		}
+		table[code] = a
+	}
+}
+
+// scanUnit returns the offsets (in .debug_info) of the DIEs below unit
+// i's unit DIE that the walk acts on, in order, none inside another: the
+// subprograms that may cover code and the inlined subroutines outside any
+// of them. It steps over everything else the walk would pass without
+// effect (DIEs it skips the subtree of and that are no subprogram, such as
+// types and variables) and looks inside the rest (namespaces, lexical
+// blocks, subprograms without code), as the walk would.
+func (x *dwarfIndex) scanUnit(i int) ([]dwarf.Offset, error) {
+	u, ud := &x.units[i], x.open(i)
+	if ud.err != nil {
+		return nil, ud.err
+	}
+	s := &dieScanner{scanBuf: scanBuf{b: x.sec.info[:u.end], p: uint64(u.die)}, u: u, abbrevs: ud.abbrevs}
+	unitDIE, err := s.next()
+	if err != nil || unitDIE == nil || !unitDIE.children {
+		return nil, err
+	}
+	if err := s.siblings(0); err != nil {
+		return nil, err
+	}
+	return s.found, nil
+}
+
+// form returns the form unit v's abbreviations give attribute a of its DIE
+// at off (from the unit's start), 0 if none.
+func (x *dwarfIndex) form(v *unit, vd *unitData, off dwarf.Offset, a dwarf.Attr) uint64 {
+	r := &scanBuf{b: x.sec.info[:v.end], p: v.start + uint64(off)}
+	if ab := vd.abbrevs[r.uleb()]; ab != nil && r.err == nil {
+		for _, at := range ab.attrs {
+			if at.attr == a {
+				return at.form
+			}
+		}
+	}
+	return 0
+}
+
+// maxScanDepth bounds the nesting of DIEs the scanner follows: corrupt
+// DWARF may nest without end.
+const maxScanDepth = 256
+
+type dieScanner struct {
+	scanBuf
+	u       *unit
+	abbrevs map[uint64]*abbrev
+	found   []dwarf.Offset
+	sibling uint64 // the DW_AT_sibling of the DIE last read, 0 if none
+	at      uint64 // offset of the DIE last read
+}
+
+// next reads the next DIE's attributes and returns its abbreviation, nil
+// for a null entry.
+func (s *dieScanner) next() (*abbrev, error) {
+	s.at, s.sibling = s.p, 0
+	code := s.uleb()
+	if s.err != nil || code == 0 {
+		return nil, s.err
+	}
+	a := s.abbrevs[code]
+	if a == nil {
+		return nil, fmt.Errorf("DIE at 0x%x: unknown abbreviation %d", s.at, code)
+	}
+	for _, at := range a.attrs {
+		v := s.value(at.form, 0)
+		if at.attr == dwarf.AttrSibling {
+			s.sibling = v
+		}
+	}
+	return a, s.err
+}
+
+// siblings scans a list of sibling DIEs up to its null entry (or the end
+// of the unit).
+func (s *dieScanner) siblings(depth int) error {
+	if depth > maxScanDepth {
+		return errors.New("DIEs nested too deep")
+	}
+	for s.p < uint64(len(s.b)) {
+		a, err := s.next()
+		if err != nil || a == nil {
+			return err
+		}
+		switch {
+		case a.tag == dwarf.TagSubprogram && a.hasCode || a.tag == dwarf.TagInlinedSubroutine:
+			s.found = append(s.found, dwarf.Offset(s.at))
+			err = s.skipChildren(a, depth)
+		case a.children && !skipSubtree[a.tag]:
+			err = s.siblings(depth + 1)
+		default:
+			err = s.skipChildren(a, depth)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipChildren steps over the children of the DIE just read, by its
+// DW_AT_sibling if it has one.
+func (s *dieScanner) skipChildren(a *abbrev, depth int) error {
+	if !a.children {
+		return nil
+	}
+	if sib := s.u.start + s.sibling; s.sibling != 0 && sib > s.p && sib <= uint64(len(s.b)) {
+		s.p = sib
+		return nil
+	}
+	if depth > maxScanDepth {
+		return errors.New("DIEs nested too deep")
+	}
+	for {
+		c, err := s.next()
+		if err != nil || c == nil {
+			return err
+		}
+		if err := s.skipChildren(c, depth+1); err != nil {
+			return err
+		}
+	}
+}
+
+// value steps over one attribute value of the given form and returns it if
+// it is a unit-relative reference (for DW_AT_sibling), else 0.
+func (s *dieScanner) value(form uint64, indirections int) uint64 {
+	u := s.u
+	switch form {
+	case formFlagPresent, formImplicitConst:
+	case formData1, formFlag, formStrx1, formAddrx1:
+		s.skip(1)
+	case formRef1:
+		return uint64(s.fixed(1))
+	case formData2, formStrx2, formAddrx2:
+		s.skip(2)
+	case formRef2:
+		return uint64(s.fixed(2))
+	case formStrx3, formAddrx3:
+		s.skip(3)
+	case formData4, formRefSup4, formStrx4, formAddrx4:
+		s.skip(4)
+	case formRef4:
+		return uint64(s.fixed(4))
+	case formData8, formRefSig8, formRefSup8:
+		s.skip(8)
+	case formRef8:
+		return s.fixed(8)
+	case formData16:
+		s.skip(16)
+	case formAddr:
+		s.skip(u.addrSize)
+	case formSdata:
+		s.sleb()
+	case formUdata, formStrx, formAddrx, formLoclistx, formRnglistx, formGNUAddrIndex, formGNUStrIndex:
+		s.uleb()
+	case formRefUdata:
+		return s.uleb()
+	case formStrp, formLineStrp, formSecOffset, formStrpSup, formGNURefAlt, formGNUStrpAlt:
+		s.skip(u.offSize)
+	case formRefAddr:
+		if u.version == 2 {
+			s.skip(u.addrSize)
+		} else {
+			s.skip(u.offSize)
+		}
+	case formString:
+		for s.err == nil && s.byte() != 0 {
+		}
+	case formBlock1:
+		s.skip(int(s.fixed(1)))
+	case formBlock2:
+		s.skip(int(s.fixed(2)))
+	case formBlock4:
+		s.skip(int(s.fixed(4)))
+	case formBlock, formExprloc:
+		s.skip(int(min(s.uleb(), 1<<31)))
+	case formIndirect:
+		if indirections > 0 {
+			s.fail("DW_FORM_indirect names itself")
+		} else {
+			return s.value(s.uleb(), indirections+1)
+		}
+	default:
+		s.fail(fmt.Sprintf("unknown form 0x%x", form))
+	}
+	return 0
+}
+
+// scanBuf reads little-endian DWARF values; the first error sticks.
+type scanBuf struct {
+	b   []byte
+	p   uint64
+	err error
+}
+
+func (r *scanBuf) fail(msg string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("at 0x%x: %s", r.p, msg)
+	}
+	r.p = uint64(len(r.b))
+}
+
+func (r *scanBuf) skip(n int) {
+	if n < 0 || uint64(n) > uint64(len(r.b))-r.p {
+		r.fail("value runs past the end")
+		return
+	}
+	r.p += uint64(n)
+}
+
+func (r *scanBuf) byte() byte {
+	if r.p >= uint64(len(r.b)) {
+		r.fail("value runs past the end")
+		return 0
+	}
+	r.p++
+	return r.b[r.p-1]
+}
+
+// fixed reads an n-byte little-endian value, n ≤ 8.
+func (r *scanBuf) fixed(n int) uint64 {
+	if uint64(n) > uint64(len(r.b))-r.p {
+		r.fail("value runs past the end")
+		return 0
+	}
+	var buf [8]byte
+	copy(buf[:], r.b[r.p:r.p+uint64(n)])
+	r.p += uint64(n)
+	return binary.LittleEndian.Uint64(buf[:])
+}
+
+func (r *scanBuf) uleb() uint64 {
+	var v uint64
+	for shift := uint(0); ; shift += 7 {
+		c := r.byte()
+		if r.err != nil {
+			return 0
+		}
+		if shift < 64 {
+			v |= uint64(c&0x7f) << shift
+		}
+		if c < 0x80 {
+			return v
+		}
+	}
+}
+
+func (r *scanBuf) sleb() {
+	for r.err == nil && r.byte() >= 0x80 {
+	}
+}
