@@ -64,7 +64,7 @@ func runSymbolize(o *symbolizeOptions, s Streams) error {
 	warned := printImageWarnings(s.Err, o.elf, im, 0)
 	out := bufio.NewWriterSize(s.Out, 64<<10)
 	p := &symbolPrinter{out: out, json: o.json, noDemangle: o.noDemangle,
-		answers: map[uint32][]byte{}, quoted: map[string][]byte{}}
+		answers: map[uint32]uint64{}, quoted: map[string][]byte{}}
 	err = symbolizeAll(im, p, s.In, o.addrs)
 	// What was answered before a bad address is still printed.
 	if ferr := out.Flush(); err == nil {
@@ -177,12 +177,13 @@ type symbolPrinter struct {
 	out        *bufio.Writer
 	json       bool
 	noDemangle bool
-	// answers caches the output for each address: samples repeat the same
-	// PCs over and over.
-	answers map[uint32][]byte
+	// answers caches the output for each address as where it is in arena
+	// (offset<<32 | length): samples repeat the same PCs over and over, and
+	// one buffer spares the collector a slice per address.
+	answers map[uint32]uint64
+	arena   []byte
 	// quoted caches each function and file name as a JSON string.
-	quoted  map[string][]byte
-	scratch []byte
+	quoted map[string][]byte
 }
 
 func (p *symbolPrinter) name(f elf.Frame) string {
@@ -193,15 +194,18 @@ func (p *symbolPrinter) name(f elf.Frame) string {
 }
 
 func (p *symbolPrinter) answer(im *elf.Image, addr uint32) {
-	if b, ok := p.answers[addr]; ok {
-		p.out.Write(b)
+	if at, ok := p.answers[addr]; ok {
+		p.out.Write(p.arena[at>>32 : at>>32+at&0xffffffff])
 		return
 	}
-	p.scratch = p.render(p.scratch[:0], addr, im.Symbolize(addr))
-	if len(p.answers) < maxCachedAnswers {
-		p.answers[addr] = bytes.Clone(p.scratch)
+	start := len(p.arena)
+	p.arena = p.render(p.arena, addr, im.Symbolize(addr))
+	p.out.Write(p.arena[start:])
+	if len(p.answers) < maxCachedAnswers && len(p.arena) <= math.MaxUint32 {
+		p.answers[addr] = uint64(start)<<32 | uint64(len(p.arena)-start)
+	} else {
+		p.arena = p.arena[:start]
 	}
-	p.out.Write(p.scratch)
 }
 
 func (p *symbolPrinter) render(b []byte, addr uint32, frames []elf.Frame) []byte {
@@ -234,7 +238,9 @@ func (p *symbolPrinter) render(b []byte, addr uint32, frames []elf.Frame) []byte
 		if file == "" {
 			file = "??"
 		}
-		b = fmt.Appendf(b, "%s\n%s:%d:%d\n", name, file, f.Line, f.Column)
+		b = append(append(append(append(b, name...), '\n'), file...), ':')
+		b = append(strconv.AppendInt(b, int64(f.Line), 10), ':')
+		b = append(strconv.AppendInt(b, int64(f.Column), 10), '\n')
 	}
 	return append(b, '\n')
 }
