@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/tcmprof/tcmprof/elf"
@@ -63,8 +65,7 @@ func runSymbolize(o *symbolizeOptions, s Streams) error {
 	// unit's DWARF come once the addresses have decoded it.
 	warned := printImageWarnings(s.Err, o.elf, im, 0)
 	out := bufio.NewWriterSize(s.Out, 64<<10)
-	p := &symbolPrinter{out: out, json: o.json, noDemangle: o.noDemangle,
-		answers: map[uint32]uint64{}, quoted: map[string][]byte{}}
+	p := newSymbolPrinter(out, o.json, o.noDemangle)
 	err = symbolizeAll(im, p, s.In, o.addrs)
 	// What was answered before a bad address is still printed.
 	if ferr := out.Flush(); err == nil {
@@ -76,17 +77,14 @@ func runSymbolize(o *symbolizeOptions, s Streams) error {
 
 func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, addrs []uint32) error {
 	if len(addrs) > 0 {
-		im.Preload(addrs)
-		for _, addr := range addrs {
-			p.answer(im, addr)
-		}
+		p.answerAll(im, addrs)
 		return nil
 	}
 	// Stream standard input in batches: take every line already buffered
-	// (at least one), decode the DWARF they need on all cores, answer them
-	// and flush before waiting for more, so that an interactive or
-	// pipelined caller gets its answers without waiting for EOF, and a
-	// file of addresses is decoded in parallel.
+	// (at least one), answer them (on all cores) and flush before waiting
+	// for more, so that an interactive or pipelined caller gets its
+	// answers without waiting for EOF, and a file of addresses is decoded
+	// and rendered in parallel.
 	in := bufio.NewReaderSize(stdin, 64<<10)
 	var batch []uint32
 	for lineNo := 0; ; {
@@ -107,15 +105,12 @@ func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, addrs []uint
 				}
 				batch = append(batch, addr)
 			}
-			if stop = err; in.Buffered() == 0 {
+			if stop = err; in.Buffered() == 0 || len(batch) == maxBatch {
 				break
 			}
 		}
 		// What was answered before a bad line is still printed.
-		im.Preload(batch)
-		for _, addr := range batch {
-			p.answer(im, addr)
-		}
+		p.answerAll(im, batch)
 		if stop == io.EOF {
 			return nil
 		}
@@ -167,6 +162,10 @@ func parseAddr(tok []byte) (uint32, error) {
 	return uint32(v), nil
 }
 
+// maxBatch bounds how many addresses of standard input are read before
+// they are answered: a file of addresses comes all buffered.
+const maxBatch = 1 << 16
+
 // maxCachedAnswers bounds the answer cache: a firmware image has at most a
 // few hundred thousand distinct code addresses, but input is unbounded.
 const maxCachedAnswers = 1 << 20
@@ -174,42 +173,125 @@ const maxCachedAnswers = 1 << 20
 // symbolPrinter writes frames in llvm-symbolizer's default shape or as
 // JSON lines.
 type symbolPrinter struct {
-	out        *bufio.Writer
-	json       bool
-	noDemangle bool
-	// answers caches the output for each address as where it is in arena
-	// (offset<<32 | length): samples repeat the same PCs over and over, and
-	// one buffer spares the collector a slice per address.
-	answers map[uint32]uint64
-	arena   []byte
-	// quoted caches each function and file name as a JSON string.
-	quoted map[string][]byte
+	out *bufio.Writer
+	// answers caches the output for each address, kept in chunks:
+	// samples repeat the same PCs over and over, and a few large buffers
+	// spare the collector a slice per address.
+	answers map[uint32]answerRef
+	chunks  [][]byte
+	// workers render a batch's answers in parallel, each its share.
+	workers []*answerWorker
 }
 
-func (p *symbolPrinter) name(f elf.Frame) string {
-	if p.noDemangle && f.Mangled != "" {
+// answerRef is where an answer is: chunks[chunk][off:off+n].
+type answerRef struct{ chunk, off, n uint32 }
+
+func (r answerRef) in(chunks [][]byte) []byte { return chunks[r.chunk][r.off : r.off+r.n] }
+
+// answerChunk is the size of the chunks answers are kept in.
+const answerChunk = 256 << 10
+
+// minShare is the fewest addresses worth handing to another worker.
+const minShare = 256
+
+// answerWorker renders its share of a batch's answers.
+type answerWorker struct {
+	json, noDemangle bool
+	// quoted caches each function and file name as a JSON string.
+	quoted  map[string][]byte
+	scratch []byte
+	// chunks hold the answers it rendered in this batch (fresh, by
+	// address; a share may ask for one several times), answers the
+	// share's answers in order.
+	chunks  [][]byte
+	fresh   map[uint32]answerRef
+	answers [][]byte
+}
+
+func newSymbolPrinter(out *bufio.Writer, json, noDemangle bool) *symbolPrinter {
+	p := &symbolPrinter{out: out, answers: map[uint32]answerRef{}}
+	for range runtime.GOMAXPROCS(0) {
+		p.workers = append(p.workers, &answerWorker{json: json, noDemangle: noDemangle,
+			quoted: map[string][]byte{}, fresh: map[uint32]answerRef{}})
+	}
+	return p
+}
+
+// answerAll writes the answers to addrs in order. Shares of addrs are
+// symbolized (decoding the DWARF they need) and rendered on all cores,
+// reading the cache; then written in order, and the new answers cached.
+func (p *symbolPrinter) answerAll(im *elf.Image, addrs []uint32) {
+	n := max(1, min(len(p.workers), len(addrs)/minShare))
+	var wg sync.WaitGroup
+	for w, worker := range p.workers[:n] {
+		share := addrs[w*len(addrs)/n : (w+1)*len(addrs)/n]
+		wg.Go(func() { worker.answer(p, im, share) })
+	}
+	wg.Wait()
+	for _, w := range p.workers[:n] {
+		for _, b := range w.answers {
+			p.out.Write(b)
+		}
+		if len(p.answers) >= maxCachedAnswers {
+			continue // the chunks are reused for the next batch
+		}
+		base := uint32(len(p.chunks))
+		p.chunks = append(p.chunks, w.chunks...)
+		w.chunks = nil
+		for addr, r := range w.fresh {
+			if _, ok := p.answers[addr]; !ok {
+				r.chunk += base
+				p.answers[addr] = r
+			}
+		}
+	}
+}
+
+// answer renders the answers to share into w.answers, reading the
+// printer's cache.
+func (w *answerWorker) answer(p *symbolPrinter, im *elf.Image, share []uint32) {
+	w.answers = w.answers[:0]
+	clear(w.fresh)
+	for k := range w.chunks {
+		w.chunks[k] = w.chunks[k][:0]
+	}
+	w.chunks = w.chunks[:min(len(w.chunks), 1)]
+	for _, addr := range share {
+		if r, ok := p.answers[addr]; ok {
+			w.answers = append(w.answers, r.in(p.chunks))
+			continue
+		}
+		r, ok := w.fresh[addr]
+		if !ok {
+			w.scratch = w.render(w.scratch[:0], addr, im.Symbolize(addr))
+			r = w.store(w.scratch)
+			w.fresh[addr] = r
+		}
+		w.answers = append(w.answers, r.in(w.chunks))
+	}
+}
+
+// store copies b into w's chunks.
+func (w *answerWorker) store(b []byte) answerRef {
+	k := len(w.chunks) - 1
+	if k < 0 || len(w.chunks[k])+len(b) > cap(w.chunks[k]) {
+		w.chunks = append(w.chunks, make([]byte, 0, max(answerChunk, len(b))))
+		k++
+	}
+	r := answerRef{chunk: uint32(k), off: uint32(len(w.chunks[k])), n: uint32(len(b))}
+	w.chunks[k] = append(w.chunks[k], b...)
+	return r
+}
+
+func (w *answerWorker) name(f elf.Frame) string {
+	if w.noDemangle && f.Mangled != "" {
 		return f.Mangled
 	}
 	return f.Function
 }
 
-func (p *symbolPrinter) answer(im *elf.Image, addr uint32) {
-	if at, ok := p.answers[addr]; ok {
-		p.out.Write(p.arena[at>>32 : at>>32+at&0xffffffff])
-		return
-	}
-	start := len(p.arena)
-	p.arena = p.render(p.arena, addr, im.Symbolize(addr))
-	p.out.Write(p.arena[start:])
-	if len(p.answers) < maxCachedAnswers && len(p.arena) <= math.MaxUint32 {
-		p.answers[addr] = uint64(start)<<32 | uint64(len(p.arena)-start)
-	} else {
-		p.arena = p.arena[:start]
-	}
-}
-
-func (p *symbolPrinter) render(b []byte, addr uint32, frames []elf.Frame) []byte {
-	if p.json {
+func (w *answerWorker) render(b []byte, addr uint32, frames []elf.Frame) []byte {
+	if w.json {
 		b = append(b, `{"address":"0x`...)
 		b = strconv.AppendUint(b, uint64(addr), 16)
 		b = append(b, `","frames":[`...)
@@ -218,9 +300,9 @@ func (p *symbolPrinter) render(b []byte, addr uint32, frames []elf.Frame) []byte
 				b = append(b, ',')
 			}
 			b = append(b, `{"function":`...)
-			b = append(b, p.quote(p.name(f))...)
+			b = append(b, w.quote(w.name(f))...)
 			b = append(b, `,"file":`...)
-			b = append(b, p.quote(f.File)...)
+			b = append(b, w.quote(f.File)...)
 			b = append(b, `,"line":`...)
 			b = strconv.AppendInt(b, int64(f.Line), 10)
 			b = append(b, '}')
@@ -231,7 +313,7 @@ func (p *symbolPrinter) render(b []byte, addr uint32, frames []elf.Frame) []byte
 		return append(b, "??\n??:0:0\n\n"...)
 	}
 	for _, f := range frames {
-		name, file := p.name(f), f.File
+		name, file := w.name(f), f.File
 		if name == "" {
 			name = "??"
 		}
@@ -245,8 +327,8 @@ func (p *symbolPrinter) render(b []byte, addr uint32, frames []elf.Frame) []byte
 	return append(b, '\n')
 }
 
-func (p *symbolPrinter) quote(s string) []byte {
-	if q, ok := p.quoted[s]; ok {
+func (w *answerWorker) quote(s string) []byte {
+	if q, ok := w.quoted[s]; ok {
 		return q
 	}
 	var b bytes.Buffer
@@ -254,6 +336,6 @@ func (p *symbolPrinter) quote(s string) []byte {
 	enc.SetEscapeHTML(false) // keep C++ template brackets readable
 	_ = enc.Encode(s)        // a string always encodes
 	q := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-	p.quoted[s] = q
+	w.quoted[s] = q
 	return q
 }

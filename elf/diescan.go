@@ -42,35 +42,66 @@ const (
 	formGNUAddrIndex, formGNUStrIndex, formGNURefAlt, formGNUStrpAlt     = 0x1f01, 0x1f02, 0x1f20, 0x1f21
 )
 
-// readAbbrevs reads the abbreviation table at off, indexed by code.
-func readAbbrevs(b []byte, off uint64) (map[uint64]*abbrev, error) {
+// abbrevTable is a unit's abbreviations by code. Producers number them
+// 1, 2, 3...: those are in dense (dense[code-1]); any other code in sparse.
+type abbrevTable struct {
+	dense  []abbrev
+	sparse map[uint64]*abbrev
+}
+
+func (t *abbrevTable) get(code uint64) *abbrev {
+	if code-1 < uint64(len(t.dense)) {
+		return &t.dense[code-1]
+	}
+	return t.sparse[code]
+}
+
+// readAbbrevs reads the abbreviation table at off.
+func readAbbrevs(b []byte, off uint64) (*abbrevTable, error) {
 	if off >= uint64(len(b)) {
 		return nil, fmt.Errorf("abbreviations at 0x%x past .debug_abbrev", off)
 	}
 	r := &scanBuf{b: b, p: off}
-	table := map[uint64]*abbrev{}
+	type decl struct {
+		code       uint64
+		a          abbrev
+		start, end int // its attributes in attrs
+	}
+	var decls []decl
+	var attrs []abbrevAttr // every declaration's, one after another
 	for {
 		code := r.uleb()
 		if code == 0 || r.err != nil {
-			return table, r.err
+			break
 		}
-		a := &abbrev{tag: dwarf.Tag(r.uleb()), children: r.byte() != 0}
+		d := decl{code: code, a: abbrev{tag: dwarf.Tag(r.uleb()), children: r.byte() != 0}, start: len(attrs)}
 		for {
 			attr, form := r.uleb(), r.uleb()
-			if r.err != nil {
-				return nil, r.err
-			}
-			if attr == 0 && form == 0 {
+			if r.err != nil || attr == 0 && form == 0 {
 				break
 			}
 			if form == formImplicitConst {
 				r.sleb() // the value is here, not in the DIE
 			}
-			a.attrs = append(a.attrs, abbrevAttr{attr: dwarf.Attr(attr), form: form})
-			a.hasCode = a.hasCode || attr == uint64(dwarf.AttrLowpc) || attr == uint64(dwarf.AttrRanges)
+			attrs = append(attrs, abbrevAttr{attr: dwarf.Attr(attr), form: form})
+			d.a.hasCode = d.a.hasCode || attr == uint64(dwarf.AttrLowpc) || attr == uint64(dwarf.AttrRanges)
 		}
-		table[code] = a
+		d.end = len(attrs)
+		decls = append(decls, d)
 	}
+	t := &abbrevTable{dense: make([]abbrev, 0, len(decls))}
+	for _, d := range decls {
+		d.a.attrs = attrs[d.start:d.end:d.end]
+		if d.code == uint64(len(t.dense))+1 {
+			t.dense = append(t.dense, d.a)
+			continue
+		}
+		if t.sparse == nil {
+			t.sparse = map[uint64]*abbrev{}
+		}
+		t.sparse[d.code] = &d.a
+	}
+	return t, r.err
 }
 
 // scanUnit returns the offsets (in .debug_info) of the DIEs below unit
@@ -100,7 +131,7 @@ func (x *dwarfIndex) scanUnit(i int) ([]dwarf.Offset, error) {
 // at off (from the unit's start), 0 if none.
 func (x *dwarfIndex) form(v *unit, vd *unitData, off dwarf.Offset, a dwarf.Attr) uint64 {
 	r := &scanBuf{b: x.sec.info[:v.end], p: v.start + uint64(off)}
-	if ab := vd.abbrevs[r.uleb()]; ab != nil && r.err == nil {
+	if ab := vd.abbrevs.get(r.uleb()); ab != nil && r.err == nil {
 		for _, at := range ab.attrs {
 			if at.attr == a {
 				return at.form
@@ -117,7 +148,7 @@ const maxScanDepth = 256
 type dieScanner struct {
 	scanBuf
 	u       *unit
-	abbrevs map[uint64]*abbrev
+	abbrevs *abbrevTable
 	found   []dwarf.Offset
 	sibling uint64 // the DW_AT_sibling of the DIE last read, 0 if none
 	at      uint64 // offset of the DIE last read
@@ -131,7 +162,7 @@ func (s *dieScanner) next() (*abbrev, error) {
 	if s.err != nil || code == 0 {
 		return nil, s.err
 	}
-	a := s.abbrevs[code]
+	a := s.abbrevs.get(code)
 	if a == nil {
 		return nil, fmt.Errorf("DIE at 0x%x: unknown abbreviation %d", s.at, code)
 	}

@@ -445,9 +445,15 @@ func (l *unitLoader) readLines(cu *dwarf.Entry) {
 	l.cuSource = source
 	// debug/dwarf joins relative names with comp_dir itself before DWARF 5;
 	// from 5 on it leaves a relative directory entry unjoined.
-	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); !ok || l.x.lineVersion(off) < 5 {
+	version, size := 0, 0
+	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); ok {
+		version, size = l.x.lineProgram(off)
+	}
+	if version < 5 {
 		compDir = ""
 	}
+	// A row takes three bytes of line program or more.
+	l.seqRows = make([]seqRow, 0, size/3)
 	lr, err := l.ud.d.LineReader(cu)
 	if err != nil {
 		l.x.warn(fmt.Sprintf("line table of %s unreadable (%v)", source, err))
@@ -465,6 +471,8 @@ func (l *unitLoader) readLines(cu *dwarf.Entry) {
 	seq, first := len(l.seqRows), true // where the sequence's rows start
 	keep := false
 	var le dwarf.LineEntry
+	var lastFile *dwarf.LineFile // rows run in one file for a while
+	lastIdx := int32(-1)
 	for n := 0; ; n++ {
 		if n > len(l.x.sec.line) { // each row takes at least one opcode byte
 			l.x.warn(fmt.Sprintf("line table of %s yields more rows than .debug_line can hold", source))
@@ -480,7 +488,10 @@ func (l *unitLoader) readLines(cu *dwarf.Entry) {
 			keep, first = !isTombstone(le.Address, l.x.hasCodeAt0), false
 		}
 		if le.Address < 1<<32 {
-			row := lineRow{file: l.file(le.File, compDir, fileOf), line: int32(le.Line), col: int32(le.Column), end: le.EndSequence}
+			if le.File != lastFile {
+				lastFile, lastIdx = le.File, l.file(le.File, compDir, fileOf)
+			}
+			row := lineRow{file: lastIdx, line: int32(le.Line), col: int32(le.Column), end: le.EndSequence}
 			l.seqRows = append(l.seqRows, seqRow{addr: uint32(le.Address), order: int32(len(l.seqRows)), row: row})
 		}
 		if le.EndSequence {

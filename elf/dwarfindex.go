@@ -80,7 +80,7 @@ type unit struct {
 // unitData is a unit opened for reading.
 type unitData struct {
 	d        *dwarf.Data
-	abbrevs  map[uint64]*abbrev
+	abbrevs  *abbrevTable
 	refAddrs bool // some DIE names another by DW_FORM_ref_addr
 	err      error
 }
@@ -174,7 +174,12 @@ func (x *dwarfIndex) open(i int) *unitData {
 		if ud.err != nil {
 			return
 		}
-		for _, a := range ud.abbrevs {
+		for _, a := range ud.abbrevs.dense {
+			for _, at := range a.attrs {
+				ud.refAddrs = ud.refAddrs || at.form == formRefAddr
+			}
+		}
+		for _, a := range ud.abbrevs.sparse {
 			for _, at := range a.attrs {
 				ud.refAddrs = ud.refAddrs || at.form == formRefAddr
 			}
@@ -466,20 +471,21 @@ func (x *dwarfIndex) decodeAll(units []int) {
 	wg.Wait()
 }
 
-// lineVersion returns the version of the line program at off in
-// .debug_line, 0 if unreadable.
-func (x *dwarfIndex) lineVersion(off int64) int {
+// lineProgram returns the version and size of the line program at off in
+// .debug_line, zeros if unreadable.
+func (x *dwarfIndex) lineProgram(off int64) (version, size int) {
 	b := x.sec.line
 	if off < 0 || off+6 > int64(len(b)) {
-		return 0
+		return 0, 0
 	}
-	if binary.LittleEndian.Uint32(b[off:]) == 0xffffffff { // 64-bit DWARF
+	length := int64(binary.LittleEndian.Uint32(b[off:]))
+	if length == 0xffffffff { // 64-bit DWARF
 		if off+14 > int64(len(b)) {
-			return 0
+			return 0, 0
 		}
-		return int(binary.LittleEndian.Uint16(b[off+12:]))
+		return int(binary.LittleEndian.Uint16(b[off+12:])), int(min(binary.LittleEndian.Uint64(b[off+4:]), uint64(len(b))))
 	}
-	return int(binary.LittleEndian.Uint16(b[off+4:]))
+	return int(binary.LittleEndian.Uint16(b[off+4:])), int(min(length, int64(len(b))))
 }
 
 // Preload decodes, in parallel on all cores, the DWARF of every compile
