@@ -204,6 +204,7 @@ type answerWorker struct {
 	// address; a share may ask for one several times), answers the
 	// share's answers in order.
 	chunks  [][]byte
+	cur     int // the chunk being filled
 	fresh   map[uint32]answerRef
 	answers [][]byte
 }
@@ -252,10 +253,10 @@ func (p *symbolPrinter) answerAll(im *elf.Image, addrs []uint32) {
 func (w *answerWorker) answer(p *symbolPrinter, im *elf.Image, share []uint32) {
 	w.answers = w.answers[:0]
 	clear(w.fresh)
-	for k := range w.chunks {
+	for k := range w.chunks { // left from a batch the full cache took nothing from
 		w.chunks[k] = w.chunks[k][:0]
 	}
-	w.chunks = w.chunks[:min(len(w.chunks), 1)]
+	w.cur = 0
 	for _, addr := range share {
 		if r, ok := p.answers[addr]; ok {
 			w.answers = append(w.answers, r.in(p.chunks))
@@ -273,11 +274,13 @@ func (w *answerWorker) answer(p *symbolPrinter, im *elf.Image, share []uint32) {
 
 // store copies b into w's chunks.
 func (w *answerWorker) store(b []byte) answerRef {
-	k := len(w.chunks) - 1
-	if k < 0 || len(w.chunks[k])+len(b) > cap(w.chunks[k]) {
-		w.chunks = append(w.chunks, make([]byte, 0, max(answerChunk, len(b))))
-		k++
+	for w.cur < len(w.chunks) && len(w.chunks[w.cur])+len(b) > cap(w.chunks[w.cur]) {
+		w.cur++
 	}
+	if w.cur == len(w.chunks) {
+		w.chunks = append(w.chunks, make([]byte, 0, max(answerChunk, len(b))))
+	}
+	k := w.cur
 	r := answerRef{chunk: uint32(k), off: uint32(len(w.chunks[k])), n: uint32(len(b))}
 	w.chunks[k] = append(w.chunks[k], b...)
 	return r

@@ -67,8 +67,9 @@ func readAbbrevs(b []byte, off uint64) (*abbrevTable, error) {
 		a          abbrev
 		start, end int // its attributes in attrs
 	}
-	var decls []decl
-	var attrs []abbrevAttr // every declaration's, one after another
+	// Sized for a unit's usual table (GCC: a hundred declarations or so).
+	decls := make([]decl, 0, 128)
+	attrs := make([]abbrevAttr, 0, 512) // every declaration's, one after another
 	for {
 		code := r.uleb()
 		if code == 0 || r.err != nil {
@@ -104,14 +105,21 @@ func readAbbrevs(b []byte, off uint64) (*abbrevTable, error) {
 	return t, r.err
 }
 
-// scanUnit returns the offsets (in .debug_info) of the DIEs below unit
-// i's unit DIE that the walk acts on, in order, none inside another: the
-// subprograms that may cover code and the inlined subroutines outside any
-// of them. It steps over everything else the walk would pass without
-// effect (DIEs it skips the subtree of and that are no subprogram, such as
-// types and variables) and looks inside the rest (namespaces, lexical
-// blocks, subprograms without code), as the walk would.
-func (x *dwarfIndex) scanUnit(i int) ([]dwarf.Offset, error) {
+// foundDIE is a DIE scanUnit found: its offset in .debug_info, and the
+// index of the nearest found DIE it lies in (-1: none).
+type foundDIE struct {
+	off    dwarf.Offset
+	parent int32
+}
+
+// scanUnit returns the DIEs below unit i's unit DIE that the walk acts
+// on, in order: the subprograms and inlined subroutines that may cover
+// code, with the nearest such DIE each lies in. It steps over everything
+// else the walk would pass without effect (DIEs it skips the subtree of:
+// types, parameters, variables, call sites) and looks inside the rest
+// (namespaces, lexical blocks, subprograms without code, such as abstract
+// instances), as the walk would.
+func (x *dwarfIndex) scanUnit(i int) ([]foundDIE, error) {
 	u, ud := &x.units[i], x.open(i)
 	if ud.err != nil {
 		return nil, ud.err
@@ -121,7 +129,7 @@ func (x *dwarfIndex) scanUnit(i int) ([]dwarf.Offset, error) {
 	if err != nil || unitDIE == nil || !unitDIE.children {
 		return nil, err
 	}
-	if err := s.siblings(0); err != nil {
+	if err := s.siblings(0, -1); err != nil {
 		return nil, err
 	}
 	return s.found, nil
@@ -149,7 +157,7 @@ type dieScanner struct {
 	scanBuf
 	u       *unit
 	abbrevs *abbrevTable
-	found   []dwarf.Offset
+	found   []foundDIE
 	sibling uint64 // the DW_AT_sibling of the DIE last read, 0 if none
 	at      uint64 // offset of the DIE last read
 }
@@ -175,9 +183,9 @@ func (s *dieScanner) next() (*abbrev, error) {
 	return a, s.err
 }
 
-// siblings scans a list of sibling DIEs up to its null entry (or the end
-// of the unit).
-func (s *dieScanner) siblings(depth int) error {
+// siblings scans a list of sibling DIEs, lying in found DIE parent, up to
+// its null entry (or the end of the unit).
+func (s *dieScanner) siblings(depth int, parent int32) error {
 	if depth > maxScanDepth {
 		return errors.New("DIEs nested too deep")
 	}
@@ -186,13 +194,14 @@ func (s *dieScanner) siblings(depth int) error {
 		if err != nil || a == nil {
 			return err
 		}
-		switch {
-		case a.tag == dwarf.TagSubprogram && a.hasCode || a.tag == dwarf.TagInlinedSubroutine:
-			s.found = append(s.found, dwarf.Offset(s.at))
-			err = s.skipChildren(a, depth)
-		case a.children && !skipSubtree[a.tag]:
-			err = s.siblings(depth + 1)
-		default:
+		inner := parent
+		if (a.tag == dwarf.TagSubprogram || a.tag == dwarf.TagInlinedSubroutine) && a.hasCode {
+			inner = int32(len(s.found))
+			s.found = append(s.found, foundDIE{off: dwarf.Offset(s.at), parent: parent})
+		}
+		if a.children && !skipSubtree[a.tag] {
+			err = s.siblings(depth+1, inner)
+		} else {
 			err = s.skipChildren(a, depth)
 		}
 		if err != nil {

@@ -266,12 +266,23 @@ func (l *unitLoader) walk(i int, scan bool) error {
 	// entries forever from some corrupt units: stop at the unit's size.
 	budget := int(u.end - u.die)
 	if scan {
-		if dies, err := l.x.scanUnit(i); err == nil {
-			for _, off := range dies {
-				r.Seek(off - dwarf.Offset(u.start))
-				if _, err := l.walkTree(r, &budget); err != nil {
-					return err
+		if found, err := l.x.scanUnit(i); err == nil {
+			// Only the found DIEs are read, each alone: its enclosing
+			// node is what its nearest found ancestor encloses its
+			// children in.
+			selves := make([]int32, len(found))
+			for k, f := range found {
+				rel := f.off - dwarf.Offset(u.start)
+				r.Seek(rel)
+				e, err := r.Next()
+				if err != nil || e == nil || e.Offset != rel {
+					return fmt.Errorf("DIE at 0x%x unreadable (%v)", f.off, err)
 				}
+				enclosing := int32(-1)
+				if f.parent >= 0 {
+					enclosing = selves[f.parent]
+				}
+				selves[k] = l.visit(e, enclosing)
 			}
 			return nil
 		}
@@ -317,19 +328,8 @@ func (l *unitLoader) walkTree(r *dwarf.Reader, budget *int) (more bool, err erro
 			enclosing = stack[len(stack)-1]
 		}
 		self := enclosing
-		switch e.Tag {
-		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
-			l.recordName(e, l.u, l.ud)
-			if e.Tag == dwarf.TagInlinedSubroutine && enclosing < 0 {
-				break // an inline outside any concrete function: nothing to attach it to
-			}
-			parent := int32(-1)
-			if e.Tag == dwarf.TagInlinedSubroutine {
-				parent = enclosing
-			}
-			if idx, ok := l.addNode(e, parent); ok {
-				self = idx
-			}
+		if e.Tag == dwarf.TagSubprogram || e.Tag == dwarf.TagInlinedSubroutine {
+			self = l.visit(e, enclosing)
 		}
 		if e.Children {
 			if !skipSubtree[e.Tag] {
@@ -344,6 +344,24 @@ func (l *unitLoader) walkTree(r *dwarf.Reader, budget *int) (more bool, err erro
 			return true, nil
 		}
 	}
+}
+
+// visit records subprogram or inlined-subroutine DIE e, whose enclosing
+// node is enclosing (-1: none), and returns the node that encloses its
+// children: its own if it covers code, else enclosing.
+func (l *unitLoader) visit(e *dwarf.Entry, enclosing int32) int32 {
+	l.recordName(e, l.u, l.ud)
+	parent := int32(-1)
+	if e.Tag == dwarf.TagInlinedSubroutine {
+		if enclosing < 0 {
+			return enclosing // an inline outside any concrete function: nothing to attach it to
+		}
+		parent = enclosing
+	}
+	if idx, ok := l.addNode(e, parent); ok {
+		return idx
+	}
+	return enclosing
 }
 
 // tagGNUCallSite is DW_TAG_GNU_call_site, GCC's call sites before DWARF 5.

@@ -567,11 +567,11 @@ func TestScanReadsAsWholeWalk(t *testing.T) {
 		x, read := im.dwarf, 0
 		for i := range x.units {
 			u := &x.units[i]
-			dies, err := x.scanUnit(i)
+			found, err := x.scanUnit(i)
 			if err != nil {
 				t.Fatalf("%s: unit at 0x%x: %v", filepath.Base(path), u.die, err)
 			}
-			read += len(dies)
+			read += len(found)
 			if scanned, whole := x.decodeUnit(i, true), x.decodeUnit(i, false); !reflect.DeepEqual(scanned, whole) {
 				t.Errorf("%s: unit at 0x%x decodes differently when scanned", filepath.Base(path), u.die)
 			}
