@@ -120,7 +120,8 @@ type foundDIE struct {
 // (namespaces, lexical blocks, subprograms without code, such as abstract
 // instances), as the walk would.
 func (x *dwarfIndex) scanUnit(i int) ([]foundDIE, error) {
-	u, ud := &x.units[i], x.open(i)
+	ud := x.open(i)
+	u := x.unit(i)
 	if ud.err != nil {
 		return nil, ud.err
 	}

@@ -227,7 +227,7 @@ type dieName struct {
 func (x *dwarfIndex) decodeUnit(i int, scan bool) *unitTables {
 	l := &unitLoader{
 		x:       x,
-		u:       &x.units[i],
+		u:       x.unit(i),
 		ud:      x.open(i),
 		t:       &unitTables{subs: map[uint32]*subprogram{}},
 		fileIdx: map[string]int32{},
@@ -635,14 +635,16 @@ func (l *unitLoader) resolveName(off dwarf.Offset) (name, linkage string) {
 // readDIEName reads a DIE the walk did not record (a declaration inside a
 // skipped type, or a DIE of another unit) at off in .debug_info.
 func (l *unitLoader) readDIEName(off dwarf.Offset) dieName {
-	i := l.x.unitOf(uint64(off))
-	if i < 0 {
-		return dieName{}
-	}
-	v := &l.x.units[i]
-	vd := l.x.open(i)
-	if vd.err != nil {
-		return dieName{}
+	v, vd := l.u, l.ud
+	if uint64(off) < v.start || off >= v.end {
+		i := l.x.unitOf(uint64(off))
+		if i < 0 {
+			return dieName{}
+		}
+		v, vd = l.x.unit(i), l.x.open(i)
+		if vd.err != nil {
+			return dieName{}
+		}
 	}
 	r := vd.d.Reader()
 	rel := off - dwarf.Offset(v.start)

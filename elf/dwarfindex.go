@@ -14,14 +14,16 @@ import (
 // The DWARF of a Zephyr image with networking and USB runs to 10-30 MB,
 // while a capture touches a few hundred functions and `symbolize` may be
 // asked about one address. So Load only indexes it: which compile unit
-// holds which addresses: from .debug_aranges, as llvm-symbolizer does; for
-// a unit missing there, from its own DIE's DW_AT_ranges or low_pc/high_pc.
-// A unit's line program and subprogram / inline tree are decoded the first
-// time an address falls in it, and Preload decodes the units of many
-// addresses in parallel. Units that neither place (no producer we know
-// omits both, but addr2line copes, llvm-symbolizer does not) are decoded
-// and indexed by what they contain the first time an address falls in no
-// placed unit.
+// holds which addresses: from .debug_aranges, as llvm-symbolizer does
+// (Load reads only that section: a unit's header is read when the unit
+// is). A unit's line program and subprogram / inline tree are decoded the
+// first time an address falls in it, and Preload decodes the units of many
+// addresses in parallel. The first address .debug_aranges places in no
+// unit has every unit header read, and the units it misses placed by their
+// own DIE's DW_AT_ranges or low_pc/high_pc. Units that neither place (no
+// producer we know omits both, but addr2line copes, llvm-symbolizer does
+// not) are decoded and indexed by what they contain the first time an
+// address falls in no unit still.
 //
 // Each unit is read through a debug/dwarf Data of its own, over its slice
 // of .debug_info: a Data over the whole section parses every unit's
@@ -40,10 +42,18 @@ type dwarfIndex struct {
 	zSyms      map[uint32]string // _Z-mangled FUNC symbol (without clone suffix) by address
 	warn       func(string)
 
-	units  []unit
-	placed spanIndex // where .debug_aranges and the units' DIEs place units
+	// units are those .debug_aranges lists, by the offset of their header
+	// (listed, fixed at Load), then the others (once enumerated). A unit
+	// index counts in that order.
+	listed []*unit
+	placed spanIndex // where .debug_aranges places the listed units
+
+	enumOnce sync.Once
+	others   []*unit
+	byStart  []int     // every unit, by the offset of its header
+	dieSpans spanIndex // where their own DIEs place the others
 	// unplaced are the units nothing places; scanned indexes what they
-	// hold, built on the first address no placed unit holds.
+	// hold, built on the first address no unit holds.
 	unplaced []int
 	scanOnce sync.Once
 	scanned  spanIndex
@@ -68,7 +78,8 @@ type spanIndex struct {
 	maxLast []uint32
 }
 
-// unit is one unit of .debug_info.
+// unit is one unit of .debug_info. Its header's start is known from the
+// beginning; the rest is read when it is opened.
 type unit struct {
 	unitHeader
 	openOnce sync.Once
@@ -120,49 +131,63 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 			x.zSyms[s.addr] = base
 		}
 	}
-	headers := unitHeaders(x.sec.info)
-	if len(headers) == 0 {
-		im.warn("unusable DWARF (no unit in .debug_info): symbolizing from the symbol table only")
-		return
-	}
-	x.units = make([]unit, len(headers))
-	for i, h := range headers {
-		x.units[i].unitHeader = h
-	}
-	placed := x.addAranges(sec("aranges"), headers)
-	var broken error
-	for i := range x.units {
-		if placed[i] {
-			continue
-		}
-		ud := x.open(i)
-		var cu *dwarf.Entry
-		if ud.err == nil {
-			cu, ud.err = ud.d.Reader().Next()
-		}
-		if ud.err != nil || cu == nil {
-			broken = fmt.Errorf("unit at 0x%x: %v", x.units[i].start, ud.err)
-			continue
-		}
-		if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
-			continue
-		}
-		if rs, err := ud.d.Ranges(cu); err == nil && x.placed.add(i, rs, x.hasCodeAt0) > 0 {
-			continue
-		}
-		x.unplaced = append(x.unplaced, i)
-	}
-	if broken != nil {
-		im.warn(fmt.Sprintf("DWARF partly unreadable (%v): some addresses fall back to the symbol table", broken))
-	}
-	x.placed.sort()
+	x.addAranges(sec("aranges"))
 	im.dwarf = x
+}
+
+// unit returns unit i.
+func (x *dwarfIndex) unit(i int) *unit {
+	if i < len(x.listed) {
+		return x.listed[i]
+	}
+	return x.others[i-len(x.listed)]
+}
+
+// enumerate reads every unit header (once), adds the units .debug_aranges
+// does not list and places them by their own DIE.
+func (x *dwarfIndex) enumerate() {
+	x.enumOnce.Do(func() {
+		listed := make(map[uint64]int, len(x.listed))
+		for i, u := range x.listed {
+			listed[u.start] = i
+		}
+		var broken error
+		for _, h := range unitHeaders(x.sec.info) {
+			if i, ok := listed[h.start]; ok {
+				x.byStart = append(x.byStart, i)
+				continue
+			}
+			i := len(x.listed) + len(x.others)
+			x.others = append(x.others, &unit{unitHeader: h})
+			x.byStart = append(x.byStart, i)
+			ud := x.open(i)
+			var cu *dwarf.Entry
+			if ud.err == nil {
+				cu, ud.err = ud.d.Reader().Next()
+			}
+			if ud.err != nil || cu == nil {
+				broken = fmt.Errorf("unit at 0x%x: %v", h.start, ud.err)
+				continue
+			}
+			if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
+				continue
+			}
+			if rs, err := ud.d.Ranges(cu); err == nil && x.dieSpans.add(i, rs, x.hasCodeAt0) > 0 {
+				continue
+			}
+			x.unplaced = append(x.unplaced, i)
+		}
+		if broken != nil {
+			x.warn(fmt.Sprintf("DWARF partly unreadable (%v): some addresses fall back to the symbol table", broken))
+		}
+		x.dieSpans.sort()
+	})
 }
 
 // open returns unit i opened for reading (once): a debug/dwarf Data over
 // its slice of .debug_info, and its abbreviations.
 func (x *dwarfIndex) open(i int) *unitData {
-	u := &x.units[i]
+	u := x.unit(i)
 	u.openOnce.Do(func() {
 		ud := &u.opened
 		defer func() {
@@ -170,6 +195,14 @@ func (x *dwarfIndex) open(i int) *unitData {
 				ud.d, ud.err = nil, fmt.Errorf("malformed (%v)", r)
 			}
 		}()
+		if u.end == 0 { // listed: only its start is known
+			h, _, ok := readUnitHeader(x.sec.info, u.start)
+			if !ok {
+				ud.err = fmt.Errorf("no unit header at 0x%x of .debug_info", u.start)
+				return
+			}
+			u.unitHeader = h
+		}
 		ud.abbrevs, ud.err = readAbbrevs(x.sec.abbrev, u.abbrevOff)
 		if ud.err != nil {
 			return
@@ -203,11 +236,16 @@ func (x *dwarfIndex) open(i int) *unitData {
 // unitOf returns the index of the unit whose bytes hold the .debug_info
 // offset off, -1 if none.
 func (x *dwarfIndex) unitOf(off uint64) int {
-	i := sort.Search(len(x.units), func(i int) bool { return x.units[i].start > off }) - 1
-	if i >= 0 && off < uint64(x.units[i].end) {
-		return i
+	x.enumerate()
+	k := sort.Search(len(x.byStart), func(k int) bool { return x.unit(x.byStart[k]).start > off }) - 1
+	if k < 0 {
+		return -1
 	}
-	return -1
+	i := x.byStart[k]
+	if u := x.unit(i); x.open(i).err != nil || off >= uint64(u.end) {
+		return -1
+	}
+	return i
 }
 
 // unitHeader locates one unit of .debug_info and says how to read it.
@@ -221,84 +259,97 @@ type unitHeader struct {
 	abbrevOff uint64
 }
 
-// unitHeaders lists the units of .debug_info by their headers, as
-// debug/dwarf reads them (it keeps them to itself): unit length, version,
-// then per version and unit type the fields before the first DIE.
+// unitHeaders lists the units of .debug_info by their headers.
 func unitHeaders(info []byte) []unitHeader {
 	var hs []unitHeader
-	le := binary.LittleEndian
-	for off := uint64(0); off+4 <= uint64(len(info)); {
-		length, hdr, offSize := uint64(le.Uint32(info[off:])), uint64(4), 4
-		if length == 0xffffffff {
-			if off+12 > uint64(len(info)) {
-				break
-			}
-			length, hdr, offSize = le.Uint64(info[off+4:]), 12, 8
+	for off := uint64(0); ; {
+		h, next, ok := readUnitHeader(info, off)
+		if ok {
+			hs = append(hs, h)
 		}
-		end := off + hdr + length
-		if length == 0 {
-			off = end
-			continue
-		}
-		if end > uint64(len(info)) || end < off || off+hdr+2 > end {
-			break
-		}
-		h := unitHeader{start: off, end: dwarf.Offset(end), version: int(le.Uint16(info[off+hdr:])), offSize: offSize}
-		p := off + hdr + 2
-		var size uint64 // of the rest of the header
-		switch h.version {
-		case 2, 3, 4:
-			size = uint64(offSize) + 1 // abbreviation offset, address size
-		case 5:
-			size = 2 + uint64(offSize) // unit type, address size, abbreviation offset
-			switch info[min(p, end-1)] {
-			case 4, 5: // DW_UT_skeleton, DW_UT_split_compile: unit id
-				size += 8
-			case 2, 6: // DW_UT_type, DW_UT_split_type: signature, type offset
-				size += 8 + uint64(offSize)
-			}
-		default:
+		if next <= off {
 			return hs
 		}
-		if p+size > end {
-			break
-		}
-		readOff := func(at uint64) uint64 {
-			if offSize == 8 {
-				return le.Uint64(info[at:])
-			}
-			return uint64(le.Uint32(info[at:]))
-		}
-		if h.version == 5 {
-			h.addrSize, h.abbrevOff = int(info[p+1]), readOff(p+2)
-		} else {
-			h.abbrevOff, h.addrSize = readOff(p), int(info[p+uint64(offSize)])
-		}
-		p += size
-		h.die = dwarf.Offset(p)
-		hs = append(hs, h)
-		off = end
+		off = next
 	}
-	return hs
 }
 
-// addAranges indexes the address ranges .debug_aranges gives and reports
-// which units it placed. Sets for unknown units and malformed sets are
-// skipped: those units are then placed by their own DIE.
-func (x *dwarfIndex) addAranges(b []byte, headers []unitHeader) []bool {
-	placed := make([]bool, len(headers))
+// readUnitHeader reads the header of the unit at off in .debug_info as
+// debug/dwarf does (it keeps its units to itself): unit length, version,
+// then per version and unit type the fields before the first DIE. next is
+// where the next unit starts (off if the rest is unreadable); ok is false
+// for a unit of length 0, which debug/dwarf skips, or a bad one.
+func readUnitHeader(info []byte, off uint64) (h unitHeader, next uint64, ok bool) {
+	le := binary.LittleEndian
+	if off+4 > uint64(len(info)) || off+4 < off {
+		return h, off, false
+	}
+	length, hdr, offSize := uint64(le.Uint32(info[off:])), uint64(4), 4
+	if length == 0xffffffff {
+		if off+12 > uint64(len(info)) {
+			return h, off, false
+		}
+		length, hdr, offSize = le.Uint64(info[off+4:]), 12, 8
+	}
+	end := off + hdr + length
+	if end > uint64(len(info)) || end < off+hdr {
+		return h, off, false
+	}
+	if length == 0 || off+hdr+2 > end {
+		return h, end, false
+	}
+	h = unitHeader{start: off, end: dwarf.Offset(end), version: int(le.Uint16(info[off+hdr:])), offSize: offSize}
+	p := off + hdr + 2
+	var size uint64 // of the rest of the header
+	switch h.version {
+	case 2, 3, 4:
+		size = uint64(offSize) + 1 // abbreviation offset, address size
+	case 5:
+		size = 2 + uint64(offSize) // unit type, address size, abbreviation offset
+		switch info[min(p, end-1)] {
+		case 4, 5: // DW_UT_skeleton, DW_UT_split_compile: unit id
+			size += 8
+		case 2, 6: // DW_UT_type, DW_UT_split_type: signature, type offset
+			size += 8 + uint64(offSize)
+		}
+	default:
+		return h, off, false // debug/dwarf reads no further either
+	}
+	if p+size > end {
+		return h, end, false
+	}
+	readOff := func(at uint64) uint64 {
+		if offSize == 8 {
+			return le.Uint64(info[at:])
+		}
+		return uint64(le.Uint32(info[at:]))
+	}
+	if h.version == 5 {
+		h.addrSize, h.abbrevOff = int(info[p+1]), readOff(p+2)
+	} else {
+		h.abbrevOff, h.addrSize = readOff(p), int(info[p+uint64(offSize)])
+	}
+	h.die = dwarf.Offset(p + size)
+	return h, end, true
+}
+
+// addAranges indexes the address ranges .debug_aranges gives, making a
+// listed unit of each unit it names with any. Malformed sets are skipped:
+// their units are then placed by their own DIE.
+func (x *dwarfIndex) addAranges(b []byte) {
+	byStart := map[uint64]int{}
 	le := binary.LittleEndian
 	for off := uint64(0); off+4 <= uint64(len(b)); {
 		length, hdr, offSize := uint64(le.Uint32(b[off:])), uint64(4), uint64(4)
 		if length == 0xffffffff {
 			if off+12 > uint64(len(b)) {
-				return placed
+				break
 			}
 			length, hdr, offSize = le.Uint64(b[off+4:]), 12, 8
 		}
 		end := off + hdr + length
 		if end > uint64(len(b)) || end < off {
-			return placed
+			break
 		}
 		set := b[off:end]
 		off = end
@@ -313,12 +364,8 @@ func (x *dwarfIndex) addAranges(b []byte, headers []unitHeader) []bool {
 			unitOff = uint64(le.Uint32(set[hdr+2:]))
 		}
 		addrSize, segSize := set[p-2], set[p-1]
-		if le.Uint16(set[hdr:]) != 2 || addrSize != 4 || segSize != 0 {
+		if le.Uint16(set[hdr:]) != 2 || addrSize != 4 || segSize != 0 || unitOff >= uint64(len(x.sec.info)) {
 			continue // firmware for a 32-bit core has 4-byte addresses and no segments
-		}
-		k := sort.Search(len(headers), func(k int) bool { return headers[k].start >= unitOff })
-		if k == len(headers) || headers[k].start != unitOff {
-			continue
 		}
 		var rs [][2]uint64
 		for p = (p + 7) &^ 7; p+8 <= uint64(len(set)); p += 8 { // tuples start at a multiple of twice the address size
@@ -328,11 +375,16 @@ func (x *dwarfIndex) addAranges(b []byte, headers []unitHeader) []bool {
 			}
 			rs = append(rs, [2]uint64{lo, lo + n})
 		}
-		if x.placed.add(k, rs, x.hasCodeAt0) > 0 {
-			placed[k] = true
+		i, ok := byStart[unitOff]
+		if !ok {
+			i = len(x.listed)
+		}
+		if x.placed.add(i, rs, x.hasCodeAt0) > 0 && !ok {
+			byStart[unitOff] = i
+			x.listed = append(x.listed, &unit{unitHeader: unitHeader{start: unitOff}})
 		}
 	}
-	return placed
+	x.placed.sort()
 }
 
 // add indexes the ranges [lo, hi) of unit i that hold real code and
@@ -384,10 +436,15 @@ func (s *spanIndex) each(pc uint32, yield func(int) bool) bool {
 }
 
 // unitsAt calls yield with each unit that holds pc, until yield returns
-// false. If no placed unit holds pc, the units nothing places are scanned
-// (once) for it.
+// false. If .debug_aranges places pc in no unit, the others are placed
+// (once) by their DIEs, and if none of them holds it either, the units
+// nothing places are scanned (once) for it.
 func (x *dwarfIndex) unitsAt(pc uint32, yield func(int) bool) {
-	if x == nil || x.placed.each(pc, yield) || len(x.unplaced) == 0 {
+	if x == nil || x.placed.each(pc, yield) {
+		return
+	}
+	x.enumerate()
+	if x.dieSpans.each(pc, yield) || len(x.unplaced) == 0 {
 		return
 	}
 	x.scanOnce.Do(func() {
@@ -402,7 +459,7 @@ func (x *dwarfIndex) unitsAt(pc uint32, yield func(int) bool) {
 
 // tables returns unit i decoded, decoding it on first use.
 func (x *dwarfIndex) tables(i int) *unitTables {
-	u := &x.units[i]
+	u := x.unit(i)
 	if t := u.tables.Load(); t != nil {
 		return t
 	}
@@ -419,7 +476,7 @@ func (x *dwarfIndex) tables(i int) *unitTables {
 func (x *dwarfIndex) safeDecode(i int) (t *unitTables) {
 	defer func() {
 		if r := recover(); r != nil {
-			x.warn(fmt.Sprintf("DWARF unit at 0x%x malformed (%v): its addresses fall back to the symbol table", x.units[i].start, r))
+			x.warn(fmt.Sprintf("DWARF unit at 0x%x malformed (%v): its addresses fall back to the symbol table", x.unit(i).start, r))
 			t = &unitTables{}
 		}
 	}()
@@ -497,11 +554,11 @@ func (im *Image) Preload(addrs []uint32) {
 	if x == nil {
 		return
 	}
-	need := make([]bool, len(x.units))
+	need := map[int]bool{}
 	var todo []int
 	for _, a := range addrs {
 		x.unitsAt(a&^1, func(i int) bool {
-			if !need[i] && x.units[i].tables.Load() == nil {
+			if x.unit(i).tables.Load() == nil && !need[i] {
 				need[i] = true
 				todo = append(todo, i)
 			}

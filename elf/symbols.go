@@ -6,7 +6,6 @@ import (
 	"cmp"
 	goelf "debug/elf"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -162,8 +161,25 @@ const maxVeneerSize = 16
 // Addr, with their extents. Their names and source are filled in later,
 // from DWARF, by finishFunction.
 func (im *Image) buildFunctions(raw rawSymbols) {
-	syms := raw.funcs
-	sort.SliceStable(syms, func(i, j int) bool { return syms[i].addr < syms[j].addr })
+	// By address, symbols at one address in symbol-table order: sorting
+	// the indices moves less than a stable sort of the symbols.
+	order := make([]int32, len(raw.funcs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(raw.funcs[a].addr, raw.funcs[b].addr), cmp.Compare(a, b))
+	})
+	syms := make([]funcSymbol, len(order))
+	n := 0 // distinct addresses
+	for i, k := range order {
+		syms[i] = raw.funcs[k]
+		if i == 0 || syms[i].addr != syms[i-1].addr {
+			n++
+		}
+	}
+	fns := make([]Function, 0, n)
+	im.funcs, im.funcSyms = make([]*Function, 0, n), make([][]funcSymbol, 0, n)
 	for i := 0; i < len(syms); {
 		j := i + 1
 		for j < len(syms) && syms[j].addr == syms[i].addr {
@@ -174,19 +190,20 @@ func (im *Image) buildFunctions(raw rawSymbols) {
 		if j < len(syms) {
 			next = syms[j].addr
 		}
-		im.funcs = append(im.funcs, newFunction(group, next, raw))
+		fns = append(fns, newFunction(group, next, raw))
+		im.funcs = append(im.funcs, &fns[len(fns)-1])
 		im.funcSyms = append(im.funcSyms, group)
 		i = j
 	}
-	im.funcNames = make([]frameName, len(im.funcs))
-	im.funcDone = make([]sync.Once, len(im.funcs))
+	im.funcNames = make([]frameName, n)
+	im.funcDone = make([]sync.Once, n)
 }
 
 // newFunction makes the function at the address of group with its
 // extent; the symbol table alone decides it.
-func newFunction(group []funcSymbol, next uint32, raw rawSymbols) *Function {
+func newFunction(group []funcSymbol, next uint32, raw rawSymbols) Function {
 	addr := group[0].addr
-	fn := &Function{Addr: addr}
+	fn := Function{Addr: addr}
 	end := uint32(0) // where the symbols' sections end
 	for _, s := range group {
 		fn.Size = max(fn.Size, s.size)

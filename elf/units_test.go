@@ -395,11 +395,17 @@ func symCompareAddr2line(ours []Frame, want []symA2LFrame) string {
 	return ""
 }
 
-// decodedUnits lists the units decoded so far.
+// unitCount returns how many units the image has, enumerating them.
+func unitCount(im *Image) int {
+	im.dwarf.enumerate()
+	return len(im.dwarf.listed) + len(im.dwarf.others)
+}
+
+// decodedUnits lists the units decoded so far, without enumerating.
 func decodedUnits(im *Image) []int {
 	var ds []int
-	for i := range im.dwarf.units {
-		if im.dwarf.units[i].tables.Load() != nil {
+	for i := range len(im.dwarf.listed) + len(im.dwarf.others) {
+		if im.dwarf.unit(i).tables.Load() != nil {
 			ds = append(ds, i)
 		}
 	}
@@ -438,8 +444,8 @@ func TestOneAddressDecodesOneUnit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(im.dwarf.units) < 20 {
-				t.Fatalf("only %d units: the count proves nothing", len(im.dwarf.units))
+			if len(im.dwarf.listed) < 20 {
+				t.Fatalf("only %d units: the count proves nothing", len(im.dwarf.listed))
 			}
 			if n := im.dwarf.decoded.Load(); n != 0 {
 				t.Fatalf("Load decoded %d units", n)
@@ -473,7 +479,7 @@ func TestOneAddressDecodesOneUnit(t *testing.T) {
 		decoded := func() (names []string) {
 			r := dw.Reader()
 			for _, i := range decodedUnits(im) {
-				r.Seek(im.dwarf.units[i].die)
+				r.Seek(im.dwarf.unit(i).die)
 				cu, err := r.Next()
 				if err != nil {
 					t.Fatal(err)
@@ -501,8 +507,8 @@ func TestOneAddressDecodesOneUnit(t *testing.T) {
 			}
 		}
 		im.Functions()
-		if n := int(im.dwarf.decoded.Load()); n != len(im.dwarf.units) {
-			t.Errorf("Functions decoded %d of %d units", n, len(im.dwarf.units))
+		if n, all := int(im.dwarf.decoded.Load()), unitCount(im); n != all {
+			t.Errorf("Functions decoded %d of %d units", n, all)
 		}
 	})
 }
@@ -565,8 +571,9 @@ func TestScanReadsAsWholeWalk(t *testing.T) {
 			t.Fatal(err)
 		}
 		x, read := im.dwarf, 0
-		for i := range x.units {
-			u := &x.units[i]
+		n := unitCount(im)
+		for i := range n {
+			u := x.unit(i)
 			found, err := x.scanUnit(i)
 			if err != nil {
 				t.Fatalf("%s: unit at 0x%x: %v", filepath.Base(path), u.die, err)
@@ -576,8 +583,8 @@ func TestScanReadsAsWholeWalk(t *testing.T) {
 				t.Errorf("%s: unit at 0x%x decodes differently when scanned", filepath.Base(path), u.die)
 			}
 		}
-		if read < len(x.units) {
-			t.Errorf("%s: the scan found only %d DIEs to read in %d units", filepath.Base(path), read, len(x.units))
+		if read < n {
+			t.Errorf("%s: the scan found only %d DIEs to read in %d units", filepath.Base(path), read, n)
 		}
 		if w := im.Warnings(); len(w) > 0 {
 			t.Errorf("%s: %q", filepath.Base(path), w)
