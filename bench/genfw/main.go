@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command genfw writes and builds a Zephyr-sized firmware ELF for the
 // symbolization benchmarks (bench/symbolize.sh), so that no big binary is
 // committed.

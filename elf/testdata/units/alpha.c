@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alpha.c: a unit whose code is in four places: ITCM (alpha_fast), the cold
  * section (alpha_cold), the hot one (alpha_hot) and plain .text
  * (alpha_plain), each separated from the next by other units' code (see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* beta.c: its object loses .debug_aranges before linking, so the unit is
  * found by its own DW_AT_ranges. Its code sits between alpha's parts. */
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Static inline helpers every unit inlines, so that each has inline chains. */
 #ifndef UNITS_COMMON_H
 #define UNITS_COMMON_H

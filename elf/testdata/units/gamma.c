@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gamma.c: its object loses .debug_aranges, and the test renames the
  * DW_AT_ranges of its compile-unit DIE, so nothing but its subprograms and
  * line program says where its code is: readers must scan the unit. */

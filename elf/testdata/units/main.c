@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test firmware for lazy, per-unit DWARF: see alpha.c, beta.c, gamma.c.
  * Never run; only built and symbolized. */
 #include "common.h"
