@@ -223,12 +223,16 @@ func newSymbolPrinter(out *bufio.Writer, json, noDemangle bool) *symbolPrinter {
 // reading the cache; then written in order, and the new answers cached.
 func (p *symbolPrinter) answerAll(im *elf.Image, addrs []uint32) {
 	n := max(1, min(len(p.workers), len(addrs)/minShare))
-	var wg sync.WaitGroup
-	for w, worker := range p.workers[:n] {
-		share := addrs[w*len(addrs)/n : (w+1)*len(addrs)/n]
-		wg.Go(func() { worker.answer(p, im, share) })
+	if n == 1 { // no thread to wake and wait for, which costs most on a busy machine
+		p.workers[0].answer(p, im, addrs)
+	} else {
+		var wg sync.WaitGroup
+		for w, worker := range p.workers[:n] {
+			share := addrs[w*len(addrs)/n : (w+1)*len(addrs)/n]
+			wg.Go(func() { worker.answer(p, im, share) })
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	for _, w := range p.workers[:n] {
 		for _, b := range w.answers {
 			p.out.Write(b)

@@ -518,6 +518,12 @@ func (x *dwarfIndex) subprogramAt(addr uint32) (sub *subprogram) {
 // decodeAll decodes the units listed, on all cores.
 func (x *dwarfIndex) decodeAll(units []int) {
 	workers := min(runtime.GOMAXPROCS(0), len(units))
+	if workers <= 1 { // no thread to wake and wait for, which costs most on a busy machine
+		for _, i := range units {
+			x.tables(i)
+		}
+		return
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
