@@ -3,7 +3,6 @@
 package elf
 
 import (
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -48,14 +47,7 @@ func buildExtras(t testing.TB) *extras {
 }
 
 func buildExtrasIn(src, dir string) error {
-	run := func(name string, args ...string) error {
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
+	run := func(name string, args ...string) error { return runIn(dir, name, args...) }
 	gcc := func(args ...string) error {
 		return run("arm-none-eabi-gcc", append(append([]string(nil), cflags...), args...)...)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,4 +121,15 @@ func (b *testBuild) removeStale(keep string) {
 			os.RemoveAll(d)
 		}
 	}
+}
+
+// runIn runs a build tool in dir; its output goes into the error if it
+// fails.
+func runIn(dir, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
 }

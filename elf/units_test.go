@@ -50,14 +50,7 @@ func unitsELF(t testing.TB, name string) string {
 }
 
 func buildUnitsIn(src, dir string) error {
-	run := func(name string, args ...string) error {
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
+	run := func(name string, args ...string) error { return runIn(dir, name, args...) }
 	for _, v := range []string{"4", "5"} {
 		var objs []string
 		for _, c := range []string{"main", "alpha", "beta", "gamma"} {
