@@ -745,24 +745,24 @@ func (im *Image) Symbolize(addr uint32) []Frame {
 		}
 		return []Frame{f}
 	}
-	frames := make([]Frame, 0, t.nodes[n].depth+1)
-	f := t.frameOf(n)
+	// Frames are filled in place: a Frame is too big to copy cheaply.
+	frames := make([]Frame, t.nodes[n].depth+1)
+	t.name(&frames[0], n)
 	if ri >= 0 {
 		row := t.rows[ri]
-		t.setLine(&f, row.file, row.line, row.col)
+		t.setLine(&frames[0], row.file, row.line, row.col)
 	}
-	frames = append(frames, f)
-	for nd := t.nodes[n]; nd.parent >= 0; nd = t.nodes[nd.parent] {
-		f := t.frameOf(nd.parent)
-		t.setLine(&f, nd.callFile, nd.callLine, nd.callCol)
-		frames = append(frames, f)
+	for k, nd := 1, t.nodes[n]; nd.parent >= 0 && k < len(frames); k, nd = k+1, t.nodes[nd.parent] {
+		t.name(&frames[k], nd.parent)
+		t.setLine(&frames[k], nd.callFile, nd.callLine, nd.callCol)
 	}
 	return frames
 }
 
-func (t *unitTables) frameOf(n int32) Frame {
-	name := t.names[t.nodes[n].name]
-	return Frame{Function: name.function, Short: name.short, Mangled: name.mangled}
+// name names frame f after node n.
+func (t *unitTables) name(f *Frame, n int32) {
+	name := &t.names[t.nodes[n].name]
+	f.Function, f.Short, f.Mangled = name.function, name.short, name.mangled
 }
 
 func (t *unitTables) setLine(f *Frame, file, line, col int32) {
