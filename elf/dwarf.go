@@ -3,12 +3,13 @@
 package elf
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"errors"
 	"fmt"
 	"io"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
@@ -560,15 +561,17 @@ func joinCompDir(compDir, name string) string {
 // (location views) and the last is the statement being executed.
 func (l *unitLoader) finishLines() {
 	rows := l.seqRows
-	sort.Slice(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
+	slices.SortFunc(rows, func(a, b seqRow) int {
 		if a.addr != b.addr {
-			return a.addr < b.addr
+			return cmp.Compare(a.addr, b.addr)
 		}
 		if a.row.end != b.row.end {
-			return a.row.end
+			if a.row.end {
+				return -1
+			}
+			return 1
 		}
-		return a.order < b.order
+		return cmp.Compare(a.order, b.order)
 	})
 	// Keep one row per address: the last, or the end row alone.
 	l.lineAddrs = make([]uint32, 0, len(rows))
@@ -661,21 +664,11 @@ func (l *unitLoader) readDIEName(off dwarf.Offset) dieName {
 // naming its innermost node. Properly nested ranges make this a stack sweep.
 func (l *unitLoader) finishSegments() {
 	rs := l.ranges
-	sort.Slice(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
-		if a.lo != b.lo {
-			return a.lo < b.lo
-		}
-		if a.depth != b.depth {
-			return a.depth < b.depth
-		}
-		if a.hi != b.hi {
-			return a.hi > b.hi
-		}
+	slices.SortFunc(rs, func(a, b nodeRange) int {
 		// Of nodes with the same range (aliases in assembly: __adddf3
 		// and __aeabi_dadd) the later DIE is innermost, as for
 		// llvm-symbolizer.
-		return a.node < b.node
+		return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.depth, b.depth), cmp.Compare(b.hi, a.hi), cmp.Compare(a.node, b.node))
 	})
 	// hi is inclusive (stored as last address) so that ranges ending at
 	// 2^32 fit; a point p is covered while p <= hi.
@@ -683,7 +676,7 @@ func (l *unitLoader) finishSegments() {
 	for _, r := range rs {
 		points = append(points, uint64(r.lo), uint64(r.hi)+1)
 	}
-	sort.Slice(points, func(i, j int) bool { return points[i] < points[j] })
+	slices.Sort(points)
 	var stack []nodeRange
 	next := 0
 	for i, p := range points {

@@ -3,10 +3,12 @@
 package elf
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -405,12 +407,8 @@ func (s *spanIndex) add(i int, rs [][2]uint64, hasCodeAt0 bool) int {
 }
 
 func (s *spanIndex) sort() {
-	sort.Slice(s.spans, func(i, j int) bool {
-		a, b := s.spans[i], s.spans[j]
-		if a.lo != b.lo {
-			return a.lo < b.lo
-		}
-		return a.unit < b.unit
+	slices.SortFunc(s.spans, func(a, b unitSpan) int {
+		return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.unit, b.unit))
 	})
 	s.los = make([]uint32, len(s.spans))
 	s.maxLast = make([]uint32, len(s.spans))
