@@ -15,8 +15,9 @@ import (
 // debug/dwarf can only step over a DIE by decoding it, every attribute
 // allocated, and that was two thirds of decoding a unit. So a unit is first
 // scanned here, by its abbreviations alone and without allocating, for the
-// DIEs the walk would act on; debug/dwarf then reads those and their
-// subtrees only. A unit this cannot scan is read whole by debug/dwarf.
+// DIEs the walk would act on (its subprograms and inlines that may cover
+// code); debug/dwarf then reads only those, each alone. A unit this cannot
+// scan is read whole by debug/dwarf.
 
 // abbrev is one abbreviation declaration of .debug_abbrev.
 type abbrev struct {

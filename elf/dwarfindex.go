@@ -61,8 +61,6 @@ type dwarfIndex struct {
 	unplaced []int
 	scanOnce sync.Once
 	scanned  spanIndex
-
-	decoded atomic.Int32 // units decoded so far (tests count them)
 }
 
 // dwarfSections are the DWARF sections as the file holds them (inflated if
@@ -463,10 +461,7 @@ func (x *dwarfIndex) tables(i int) *unitTables {
 	if t := u.tables.Load(); t != nil {
 		return t
 	}
-	u.once.Do(func() {
-		x.decoded.Add(1)
-		u.tables.Store(x.safeDecode(i))
-	})
+	u.once.Do(func() { u.tables.Store(x.safeDecode(i)) })
 	return u.tables.Load()
 }
 

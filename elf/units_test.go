@@ -442,8 +442,8 @@ func TestOneAddressDecodesOneUnit(t *testing.T) {
 			if len(im.dwarf.listed) < 20 {
 				t.Fatalf("only %d units: the count proves nothing", len(im.dwarf.listed))
 			}
-			if n := im.dwarf.decoded.Load(); n != 0 {
-				t.Fatalf("Load decoded %d units", n)
+			if ds := decodedUnits(im); len(ds) != 0 {
+				t.Fatalf("Load decoded units %v", ds)
 			}
 			frames := im.Symbolize(a)
 			holding := unitsHolding(im, a)
@@ -452,8 +452,8 @@ func TestOneAddressDecodesOneUnit(t *testing.T) {
 			}
 			im.Symbolize(a)
 			im.FunctionAt(a)
-			if n, ds := im.dwarf.decoded.Load(), decodedUnits(im); n != 1 || !slices.Equal(ds, holding) {
-				t.Errorf("0x%x: %d decodes, units %v decoded; want 1, unit %v", a, n, ds, holding)
+			if ds := decodedUnits(im); !slices.Equal(ds, holding) {
+				t.Errorf("0x%x: units %v decoded; want unit %v alone", a, ds, holding)
 			}
 		}
 	})
@@ -502,7 +502,7 @@ func TestOneAddressDecodesOneUnit(t *testing.T) {
 			}
 		}
 		im.Functions()
-		if n, all := int(im.dwarf.decoded.Load()), unitCount(im); n != all {
+		if n, all := len(decodedUnits(im)), unitCount(im); n != all {
 			t.Errorf("Functions decoded %d of %d units", n, all)
 		}
 	})
