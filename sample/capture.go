@@ -109,9 +109,10 @@ func (c *Capture) MissingCount() uint64 {
 	return n
 }
 
-// Validate checks the rules every capture obeys: PC is among the fields,
-// records carry only the run's fields, indices ascend, and the records
-// and the missing ranges together cover one contiguous range exactly.
+// Validate checks the rules every capture obeys: PC is among the fields
+// (and LR with STACK), records carry only the run's fields and at most the
+// run's stack words, indices ascend, and the records and the missing
+// ranges together cover one contiguous range exactly.
 func (c *Capture) Validate() error {
 	h := &c.Header
 	if h.Fields&FieldPC == 0 {
@@ -119,6 +120,14 @@ func (c *Capture) Validate() error {
 	}
 	if h.Fields&^knownFields != 0 {
 		return fmt.Errorf("unknown fields 0x%02x", uint8(h.Fields&^knownFields))
+	}
+	if h.Fields&FieldStack != 0 {
+		if h.Fields&FieldLR == 0 {
+			return errors.New("fields include STACK but not LR")
+		}
+		if h.StackWords < MinStackWords || h.StackWords > MaxStackWords {
+			return fmt.Errorf("%d stack words per record (want %d to %d)", h.StackWords, MinStackWords, MaxStackWords)
+		}
 	}
 	if len(h.BuildID) > MaxBuildID {
 		return fmt.Errorf("build-id of %d bytes (at most %d)", len(h.BuildID), MaxBuildID)
@@ -149,8 +158,12 @@ func (c *Capture) Validate() error {
 		if r.Exc > 511 {
 			return fmt.Errorf("record %d: exception number %d above 511", r.Index, r.Exc)
 		}
-		if h.Fields&FieldLR == 0 && r.LR != 0 || h.Fields&FieldExc == 0 && r.Exc != 0 || h.Fields&FieldThread == 0 && r.Thread != 0 {
+		if h.Fields&FieldLR == 0 && r.LR != 0 || h.Fields&FieldExc == 0 && r.Exc != 0 || h.Fields&FieldThread == 0 && r.Thread != 0 ||
+			h.Fields&FieldStack == 0 && (r.SP != 0 || r.Stack != nil) {
 			return fmt.Errorf("record %d has a field the run did not record (%v)", r.Index, h.Fields)
+		}
+		if len(r.Stack) > int(h.StackWords) {
+			return fmt.Errorf("record %d has %d stack words, the run copied at most %d", r.Index, len(r.Stack), h.StackWords)
 		}
 	}
 	if mi < len(c.Missing) && c.Missing[mi].Start == next {

@@ -24,7 +24,7 @@ import (
 // newer major; minor versions only add JSON keys.
 const (
 	FileMajor = 1
-	FileMinor = 1 // 1.1: the "model" key
+	FileMinor = 2 // 1.1: the "model" key; 1.2: the STACK field
 )
 
 // fileMagic starts every capture file; the version follows on the same line.
@@ -59,7 +59,8 @@ type fileHeader struct {
 	Dropped        uint32   `json:"dropped"`
 	Stored         uint32   `json:"stored"`
 	HeldFrom       uint32   `json:"held_from"`
-	BuildID        string   `json:"build_id"` // hex
+	BuildID        string   `json:"build_id"`              // hex
+	StackWords     uint8    `json:"stack_words,omitempty"` // format 1.1
 }
 
 type fileThread struct {
@@ -79,7 +80,7 @@ func (c *Capture) Write(w io.Writer) error {
 			State: uint8(h.State), Mode: uint8(h.Mode), Fields: uint8(h.Fields), JitterPct: h.JitterPct,
 			CPUHz: h.CPUHz, TimerHz: h.TimerHz, IntervalTicks: h.IntervalTicks, Capacity: h.Capacity,
 			Taken: h.Taken, Dropped: h.Dropped, Stored: h.Stored, HeldFrom: h.HeldFrom,
-			BuildID: hex.EncodeToString(h.BuildID),
+			BuildID: hex.EncodeToString(h.BuildID), StackWords: h.StackWords,
 		},
 		FirstIndex:  c.Span().Start,
 		RecordCount: uint32(len(c.Records)),
@@ -101,9 +102,9 @@ func (c *Capture) Write(w io.Writer) error {
 		return err
 	}
 	recs := make([]byte, 0, len(c.Records)*3)
-	var prev Record
+	coder := newRecordCoder(h.Fields)
 	for _, r := range c.Records {
-		recs = appendRecord(recs, h.Fields, &prev, r)
+		recs = coder.append(recs, r)
 	}
 
 	var buf bytes.Buffer
@@ -227,6 +228,7 @@ func parse(data []byte) (*Capture, error) {
 			State: State(d.State), Mode: Mode(d.Mode), Fields: Fields(d.Fields), JitterPct: d.JitterPct,
 			CPUHz: d.CPUHz, TimerHz: d.TimerHz, IntervalTicks: d.IntervalTicks, Capacity: d.Capacity,
 			Taken: d.Taken, Dropped: d.Dropped, Stored: d.Stored, HeldFrom: d.HeldFrom, BuildID: buildID,
+			StackWords: d.StackWords,
 		},
 		Missing: meta.Missing,
 		Host:    meta.Host,
@@ -247,14 +249,14 @@ func parse(data []byte) (*Capture, error) {
 		return nil, formatError(recsOff, nil, "capture file claims %d records in %d bytes", meta.RecordCount, len(recs))
 	}
 	c.Records = make([]Record, 0, meta.RecordCount)
-	var prev Record
+	coder := newRecordCoder(c.Header.Fields)
 	next, mi, at := meta.FirstIndex, 0, 0
 	for i := uint32(0); i < meta.RecordCount; i++ {
 		for mi < len(c.Missing) && c.Missing[mi].Start == next {
 			next = c.Missing[mi].End
 			mi++
 		}
-		r, n, err := readRecord(recs[at:], c.Header.Fields, &prev)
+		r, n, err := coder.read(recs[at:])
 		if err != nil {
 			return nil, formatError(recsOff+at, err, "capture file record %d", i)
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
@@ -36,6 +37,9 @@ func syntheticCapture(n int, fields Fields, missing []Range) *Capture {
 	if fields&FieldThread != 0 {
 		c.Threads = map[uint32]string{0x20001000: "main", 0x20001100: "idle", 0x20001200: "sysworkq"}
 	}
+	if fields&FieldStack != 0 {
+		c.Header.StackWords = 32
+	}
 	mi := 0
 	for i := uint32(0); len(c.Records) < n; i++ {
 		if mi < len(missing) && i >= missing[mi].Start {
@@ -56,9 +60,44 @@ func syntheticCapture(n int, fields Fields, missing []Range) *Capture {
 		if fields&FieldThread != 0 {
 			r.Thread = 0x20001000 + 0x100*uint32(rng.IntN(3))
 		}
+		if fields&FieldStack != 0 {
+			r.SP, r.Stack = syntheticStack(rng, stacks[rng.IntN(len(stacks))])
+		}
 		c.Records = append(c.Records, r)
 	}
 	return c
+}
+
+// stacks are the memory of three thread stacks, 64 words below their tops.
+var stacks = func() [][]uint32 {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var all [][]uint32
+	for range 3 {
+		var words []uint32
+		for range 64 {
+			words = append(words, []uint32{0x60001235, 0x20201f00, 7, 0}[rng.IntN(4)]+uint32(rng.IntN(64)))
+		}
+		all = append(all, words)
+	}
+	return all
+}()
+
+// syntheticStack is a snapshot of one of stacks at a random depth, the
+// deepest few words changed as by the running code, cut at 32 words.
+func syntheticStack(rng *rand.Rand, mem []uint32) (uint32, []uint32) {
+	top := 0x20200000 + 0x1000*uint32(len(mem)%7)
+	depth := rng.IntN(len(mem) + 1)
+	words := append([]uint32(nil), mem[len(mem)-depth:]...)
+	for i := 0; i < min(3, len(words)); i++ {
+		words[i] = rng.Uint32()
+	}
+	if len(words) > 32 {
+		words = words[:32]
+	}
+	if len(words) == 0 {
+		words = nil
+	}
+	return top - 4*uint32(depth), words
 }
 
 func TestCaptureFileRoundTrip(t *testing.T) {
@@ -71,6 +110,7 @@ func TestCaptureFileRoundTrip(t *testing.T) {
 		{"pc", 1000, FieldPC, nil},
 		{"pc,lr with gaps", 1000, FieldPC | FieldLR, []Range{{0, 3}, {100, 150}, {1053, 1056}}},
 		{"all fields", 500, FieldPC | FieldLR | FieldExc | FieldThread, []Range{{10, 11}}},
+		{"stack", 500, knownFields, []Range{{10, 11}}},
 		{"empty", 0, FieldPC, nil},
 		{"nothing arrived", 0, FieldPC | FieldLR, []Range{{0, 16384}}},
 	} {
@@ -103,7 +143,7 @@ func TestCaptureFileIsSelfDescribing(t *testing.T) {
 	if err := syntheticCapture(10, FieldPC|FieldLR, nil).Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"tcmcap 1.1\n", `"build_id": "a0a1a2`, `"cpu_hz": 600000000`, `"product": "tcmprof sampler"`} {
+	for _, want := range []string{fmt.Sprintf("tcmcap %d.%d\n", FileMajor, FileMinor), `"build_id": "a0a1a2`, `"cpu_hz": 600000000`, `"product": "tcmprof sampler"`} {
 		if !bytes.Contains(buf.Bytes(), []byte(want)) {
 			t.Errorf("file lacks %q", want)
 		}
@@ -154,9 +194,9 @@ func TestCaptureFileErrors(t *testing.T) {
 	if fe := (*FormatError)(nil); !errors.As(err, &fe) || fe.Off != int64(recsOff) || !strings.Contains(err.Error(), "record 0 at byte") {
 		t.Errorf("over-long varint in the first record, at byte %d: %v", recsOff, err)
 	}
-	newer := append([]byte("tcmcap 2.1\n"), good[len("tcmcap 1.1\n"):]...)
+	newer := append([]byte("tcmcap 2.1\n"), good[bytes.IndexByte(good, '\n')+1:]...)
 	_, err = Parse(bytes.NewReader(newer))
-	if err == nil || !strings.Contains(err.Error(), "version 2.1 is newer than this tcmprof reads (1.1)") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("version 2.1 is newer than this tcmprof reads (%d.%d)", FileMajor, FileMinor)) {
 		t.Errorf("newer major: %v", err)
 	}
 	_, err = Parse(strings.NewReader("PK\x03\x04 something else"))
@@ -270,6 +310,7 @@ func FuzzReadCapture(f *testing.F) {
 	for _, c := range []*Capture{
 		syntheticCapture(50, FieldPC|FieldLR|FieldExc|FieldThread, []Range{{0, 2}, {20, 25}}),
 		syntheticCapture(3, FieldPC, nil),
+		syntheticCapture(40, FieldPC|FieldLR|FieldStack, nil),
 	} {
 		var buf bytes.Buffer
 		if err := c.Write(&buf); err != nil {
@@ -302,8 +343,12 @@ func FuzzReadCapture(f *testing.F) {
 }
 
 func BenchmarkCaptureFile1M(b *testing.B) {
-	for _, fields := range []Fields{FieldPC, FieldPC | FieldLR} {
-		c := syntheticCapture(1_000_000, fields, nil)
+	for _, fields := range []Fields{FieldPC, FieldPC | FieldLR, FieldPC | FieldLR | FieldStack} {
+		n := 1_000_000
+		if fields&FieldStack != 0 {
+			n = 100_000
+		}
+		c := syntheticCapture(n, fields, nil)
 		var buf bytes.Buffer
 		if err := c.Write(&buf); err != nil {
 			b.Fatal(err)

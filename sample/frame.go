@@ -12,7 +12,7 @@ import (
 // Protocol limits and version from firmware-sampler/docs/protocol.md.
 const (
 	ProtoMajor = 1
-	ProtoMinor = 0
+	ProtoMinor = 1
 
 	// MaxPayload is the largest payload (type ‖ body ‖ crc) of a frame.
 	MaxPayload = 512
@@ -26,6 +26,19 @@ const (
 	// bytes for PC, LR and THREAD, 2 for EXC (at most 511). The firmware's
 	// TCMP_MAX_RECORD_BYTES; TestProtocolLimits checks they agree.
 	MaxRecordSize = 5 + 5 + 2 + 5
+
+	// Stack words per record (K) a STACK run may ask for (protocol 1.1),
+	// and what a device uses when START asks for 0.
+	MinStackWords     = 8
+	MaxStackWords     = 64
+	DefaultStackWords = 32
+	// stackRefWindow is how many records back a stack may refer to.
+	stackRefWindow = 16
+	// MaxStackRecordSize is a STACK record's worst case: the other fields,
+	// SP (5), the word count and the reference (1 each), one run pair (2)
+	// and MaxStackWords literal words of 5 bytes. The firmware's
+	// TCMP_MAX_STACK_RECORD_BYTES.
+	MaxStackRecordSize = MaxRecordSize + 5 + 1 + 1 + 2 + 5*MaxStackWords
 )
 
 // enumName is v's name in names, or v formatted with unknown (a number
@@ -128,6 +141,7 @@ type Header struct {
 	Stored                 uint32 // records stored since START: the next record's index
 	HeldFrom               uint32 // lowest record index the device still holds
 	BuildID                []byte // GNU build-id of the running image; empty when it has none
+	StackWords             uint8  // K of a run with FieldStack, else 0 (protocol 1.1; 0 from a 1.0 device)
 }
 
 // Data is a DATA frame: Records are numbered First, First+1, ...
@@ -202,6 +216,7 @@ type Start struct {
 	Mode       Mode
 	Count      uint32 // 0 = until full or stopped
 	DurationMS uint32 // 0 = none
+	StackWords uint8  // with FieldStack: K, MinStackWords..MaxStackWords; 0 = DefaultStackWords
 }
 
 // Stop is the STOP command.
@@ -261,21 +276,31 @@ func (h *Header) appendBody(b []byte) []byte {
 		b = binary.LittleEndian.AppendUint32(b, v)
 	}
 	b = append(b, byte(len(h.BuildID)))
-	return append(b, h.BuildID...)
+	b = append(b, h.BuildID...)
+	return append(b, h.StackWords)
 }
 
 // FillData is the device's fill rule (protocol.md): the DATA frame of the
 // records at the start of recs, numbered from first, that a device sends
-// together. It adds records while a worst-case record (MaxRecordSize) still
-// fits in the payload; the rest go in later frames.
+// together. Without FieldStack it adds records while a worst-case record
+// (MaxRecordSize) still fits in the payload; with FieldStack while the
+// next record itself fits. The rest go in later frames.
 func FillData(first uint32, fields Fields, recs []Record) *Data {
 	size := 1 + 4 + 2 + 4 // type, first index, count, CRC
-	var prev Record
-	var scratch [MaxRecordSize]byte
+	c := newRecordCoder(fields)
+	var scratch []byte
 	n := 0
-	for n < len(recs) && size+MaxRecordSize <= MaxPayload {
-		size += len(appendRecord(scratch[:0], fields, &prev, recs[n]))
-		n++
+	for ; n < len(recs); n++ {
+		if fields&FieldStack == 0 && size+MaxRecordSize > MaxPayload {
+			break
+		}
+		saved := *c
+		scratch = c.append(scratch[:0], recs[n])
+		if size+len(scratch) > MaxPayload {
+			*c = saved
+			break
+		}
+		size += len(scratch)
 	}
 	return &Data{First: first, Fields: fields, Records: recs[:n]}
 }
@@ -283,9 +308,9 @@ func FillData(first uint32, fields Fields, recs []Record) *Data {
 func (d *Data) appendBody(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, d.First)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(d.Records)))
-	var prev Record
+	c := newRecordCoder(d.Fields)
 	for _, r := range d.Records {
-		b = appendRecord(b, d.Fields, &prev, r)
+		b = c.append(b, r)
 	}
 	return b
 }
@@ -314,7 +339,11 @@ func (s *Start) appendBody(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, s.RateHz)
 	b = append(b, s.JitterPct, byte(s.Fields), byte(s.Mode), 0)
 	b = binary.LittleEndian.AppendUint32(b, s.Count)
-	return binary.LittleEndian.AppendUint32(b, s.DurationMS)
+	b = binary.LittleEndian.AppendUint32(b, s.DurationMS)
+	if s.Fields&FieldStack == 0 && s.StackWords == 0 {
+		return b // the body of 1.0
+	}
+	return append(b, s.StackWords) // appended in 1.1
 }
 
 func (*Stop) appendBody(b []byte) []byte   { return b }
@@ -419,6 +448,9 @@ func parseBody(t FrameType, body []byte, fields Fields) (Frame, error) {
 			return nil, fmt.Errorf("build-id of %d bytes (at most %d)", n, MaxBuildID)
 		}
 		h.BuildID = r.bytes(n)
+		if len(r.b) > 0 { // appended in 1.1
+			h.StackWords = r.u8()
+		}
 		if h.ProtoMajor > ProtoMajor && !r.bad {
 			return nil, fmt.Errorf("%w: the sampler speaks protocol version %d.%d, newer than this tcmprof reads (%d.%d); update tcmprof",
 				ErrNewerProtocol, h.ProtoMajor, h.ProtoMinor, ProtoMajor, ProtoMinor)
@@ -434,9 +466,9 @@ func parseBody(t FrameType, body []byte, fields Fields) (Frame, error) {
 			return nil, errors.New("no records")
 		}
 		d.Records = make([]Record, 0, min(k, len(r.b)))
-		var prev Record
+		c := newRecordCoder(fields)
 		for i := 0; i < k; i++ {
-			rec, n, err := readRecord(r.b, fields, &prev)
+			rec, n, err := c.read(r.b)
 			if err != nil {
 				return nil, fmt.Errorf("record %d of %d: %w", i, k, err)
 			}
@@ -462,6 +494,9 @@ func parseBody(t FrameType, body []byte, fields Fields) (Frame, error) {
 		s := &Start{RateHz: r.u32(), JitterPct: r.u8(), Fields: Fields(r.u8()), Mode: Mode(r.u8())}
 		r.u8() // reserved
 		s.Count, s.DurationMS = r.u32(), r.u32()
+		if len(r.b) > 0 { // appended in 1.1
+			s.StackWords = r.u8()
+		}
 		f = s
 	case TypeStop:
 		f = &Stop{}

@@ -51,7 +51,8 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 		h := &Header{ProtoMajor: uint8(n("proto_major")), ProtoMinor: uint8(n("proto_minor")),
 			State: State(n("state")), Mode: Mode(n("mode")), Fields: Fields(n("fields")), JitterPct: uint8(n("jitter_pct")),
 			CPUHz: n("cpu_hz"), TimerHz: n("timer_hz"), IntervalTicks: n("mean_interval_ticks"), Capacity: n("capacity"),
-			Taken: n("taken"), Dropped: n("dropped"), Stored: n("stored"), HeldFrom: n("held_from")}
+			Taken: n("taken"), Dropped: n("dropped"), Stored: n("stored"), HeldFrom: n("held_from"),
+			StackWords: uint8(n("stack_words"))}
 		for i, v := range m["sampler_version"].([]any) {
 			h.SamplerVersion[i] = uint8(v.(float64))
 		}
@@ -77,6 +78,12 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 			if d.Fields&FieldThread != 0 {
 				rec.Thread = goldenNum(t, rm, "thread")
 			}
+			if d.Fields&FieldStack != 0 {
+				rec.SP = goldenNum(t, rm, "sp")
+				for _, w := range rm["stack"].([]any) {
+					rec.Stack = append(rec.Stack, goldenNum(t, map[string]any{"w": w}, "w"))
+				}
+			}
 			d.Records = append(d.Records, rec)
 		}
 		if len(d.Records) != int(n("count")) {
@@ -97,7 +104,7 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 		return th
 	case "START":
 		return &Start{RateHz: n("rate_hz"), JitterPct: uint8(n("jitter_pct")), Fields: Fields(n("fields")),
-			Mode: Mode(n("mode")), Count: n("count"), DurationMS: n("duration_ms")}
+			Mode: Mode(n("mode")), Count: n("count"), DurationMS: n("duration_ms"), StackWords: uint8(n("stack_words"))}
 	case "STOP":
 		return &Stop{}
 	case "STATUS":
@@ -115,8 +122,11 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 type goldenVectors struct {
 	Protocol string `json:"protocol"`
 	Limits   struct {
-		MaxPayload     int `json:"max_payload"`
-		MaxRecordBytes int `json:"max_record_bytes"`
+		MaxPayload          int `json:"max_payload"`
+		MaxRecordBytes      int `json:"max_record_bytes"`
+		MaxStackRecordBytes int `json:"max_stack_record_bytes"`
+		StackWordsMax       int `json:"stack_words_max"`
+		StackRefWindow      int `json:"stack_ref_window"`
 	} `json:"limits"`
 	Files []goldenFile `json:"files"`
 }
@@ -212,8 +222,11 @@ func TestGoldenVectors(t *testing.T) {
 // agree, and MaxRecordSize must be what the encoder writes at worst.
 func TestProtocolLimits(t *testing.T) {
 	vectors := readVectors(t)
-	if vectors.Limits.MaxPayload != MaxPayload || vectors.Limits.MaxRecordBytes != MaxRecordSize {
-		t.Errorf("vectors.json limits %+v; Go has MaxPayload %d, MaxRecordSize %d", vectors.Limits, MaxPayload, MaxRecordSize)
+	l := vectors.Limits
+	if l.MaxPayload != MaxPayload || l.MaxRecordBytes != MaxRecordSize || l.MaxStackRecordBytes != MaxStackRecordSize ||
+		l.StackWordsMax != MaxStackWords || l.StackRefWindow != stackRefWindow {
+		t.Errorf("vectors.json limits %+v; Go has MaxPayload %d, MaxRecordSize %d, MaxStackRecordSize %d, MaxStackWords %d, window %d",
+			l, MaxPayload, MaxRecordSize, MaxStackRecordSize, MaxStackWords, stackRefWindow)
 	}
 	header, err := os.ReadFile(filepath.Join("..", "firmware-sampler", "core", "tcmprof_sampler.h"))
 	if err != nil {
@@ -222,6 +235,9 @@ func TestProtocolLimits(t *testing.T) {
 	for name, want := range map[string]int{
 		"TCMP_PROTO_MAJOR": ProtoMajor, "TCMP_PROTO_MINOR": ProtoMinor, "TCMP_MAX_PAYLOAD": MaxPayload,
 		"TCMP_MAX_ENCODED": maxEncoded, "TCMP_MAX_RECORD_BYTES": MaxRecordSize, "TCMP_MAX_BUILD_ID": MaxBuildID,
+		"TCMP_MAX_STACK_RECORD_BYTES": MaxStackRecordSize, "TCMP_STACK_WORDS_MIN": MinStackWords,
+		"TCMP_STACK_WORDS_MAX": MaxStackWords, "TCMP_STACK_WORDS_DEFAULT": DefaultStackWords,
+		"TCMP_STACK_REF_WINDOW": stackRefWindow,
 	} {
 		m := regexp.MustCompile(`(?m)^#define ` + name + `\s+(\d+)u?\b`).FindSubmatch(header)
 		if m == nil {
@@ -232,11 +248,18 @@ func TestProtocolLimits(t *testing.T) {
 			t.Errorf("tcmprof_sampler.h: %s is %d, Go has %d", name, got, want)
 		}
 	}
-	// The worst case: every field's delta at its longest varint.
-	prev := Record{}
+	// The worst case: every field's delta at its longest varint, and with
+	// STACK as many words as a run takes, each a 5-byte literal.
 	worst := Record{PC: 0x80000000, LR: 0x80000000, Exc: 511, Thread: 0x80000000}
-	if n := len(appendRecord(nil, FieldPC|FieldLR|FieldExc|FieldThread, &prev, worst)); n != MaxRecordSize {
+	if n := len(newRecordCoder(FieldPC|FieldLR|FieldExc|FieldThread).append(nil, worst)); n != MaxRecordSize {
 		t.Errorf("the worst-case record encodes to %d bytes, MaxRecordSize is %d", n, MaxRecordSize)
+	}
+	worst.SP = 0x80000000
+	for range MaxStackWords {
+		worst.Stack = append(worst.Stack, 0x80000000)
+	}
+	if n := len(newRecordCoder(knownFields).append(nil, worst)); n != MaxStackRecordSize {
+		t.Errorf("the worst-case STACK record encodes to %d bytes, MaxStackRecordSize is %d", n, MaxStackRecordSize)
 	}
 }
 

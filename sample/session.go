@@ -563,9 +563,11 @@ func (s *Session) Resume(ctx context.Context, c *Capture) (*Capture, error) {
 // of at most chunk records. On a noisy line a big DATA frame rarely
 // arrives intact, so the chunk shrinks when a round recovers less than
 // half of what it asked for, and grows back when almost everything came.
+// It may shrink to one record: a record with a stack snapshot can take
+// a hundred bytes, as much as a dozen PC records.
 const (
 	maxChunk = 4096
-	minChunk = 8
+	minChunk = 1
 	// rangeMergeGap: missing ranges closer than this are asked for in one
 	// request; a few records sent twice cost less than a round trip.
 	rangeMergeGap = 16
@@ -580,7 +582,7 @@ func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Captur
 	idle := 0
 	first := !resuming
 	for idle <= s.timeouts.Retries {
-		missing := mergeRanges(s.set.missing(), rangeMergeGap)
+		missing := mergeRanges(s.set.missing(), min(rangeMergeGap, chunk))
 		if len(missing) == 0 {
 			if !s.needThreads() || want.Len() == 0 {
 				break

@@ -33,10 +33,38 @@
 #define CURRENT_THREAD() 0u
 #endif
 
+#if TCMP_ENABLE_STACK
+#ifdef TCMP_PORT_STACK_ROOM
+#define STACK_ROOM(exc_return, sp) TCMP_PORT_STACK_ROOM(exc_return, sp)
+#else
+#define STACK_ROOM(exc_return, sp) tcmp_port_stack_room(exc_return, sp)
+#endif
+#endif
+
 /* Word indices into the hardware-stacked exception frame. */
 #define FRAME_LR 5
 #define FRAME_PC 6
 #define FRAME_XPSR 7
+
+/*
+ * The frame's size in words, by EXC_RETURN bit 4: 8 for the basic frame
+ * (r0-r3, r12, lr, pc, xPSR), 26 when it is clear and the frame is the
+ * FP-extended one (s0-s15, FPSCR and a reserved word follow). xPSR bit 9
+ * says the core inserted one more word to align the frame to 8 bytes.
+ */
+#define EXC_RETURN_BASIC_FRAME 0x10u
+#define FRAME_WORDS 8u
+#define FRAME_WORDS_FP 26u
+#define XPSR_ALIGNER_BIT 9
+
+/* Words of a record with the STACK field before its K stack words:
+ * pc, lr, xpsr, thread, sp, n (the stack words copied). */
+#define STACK_RECORD_HEAD 6u
+/* words_shift of a STACK run; see isr_state. */
+#define STACK_RUN_SHIFT 31u
+/* Where the records of a STACK run start: buffer[0] takes the ISR's
+ * throw-away PC store (see isr_state), buffer[1] keeps 8-byte alignment. */
+#define STACK_RING_START 2u
 
 /*
  * Everything the sample path reads or writes. The thread side prepares it
@@ -48,6 +76,17 @@
  * 1 << words_shift words: [pc], [pc, second] or [pc, lr, xpsr, thread],
  * where `second` is the frame word at `second_word` (LR or xPSR). Record
  * sizes are powers of two, so a record never straddles the end of the ring.
+ *
+ * A run with the STACK field has records of 6 + K words, [pc, lr, xpsr,
+ * thread, sp, n, K stack words], which are no power of two; rounding them
+ * up would waste a third of the buffer. store_stack writes them at
+ * `stack_slot`, which steps by `stack_record` words and wraps at
+ * `stack_end` (the end of the last whole record that fits), so record i
+ * lives at buffer[STACK_RING_START + (i % capacity) * stack_record]. Its
+ * words_shift, STACK_RUN_SHIFT (31), sends the ISR there from the branch
+ * that tells 4-word records from the rest, so the PC-only and 2-word paths
+ * pay nothing for it: (stored << 31) & mask is always 0, so the PC store
+ * common to all paths lands in buffer[0], which a STACK run leaves unused.
  *
  * `stored` counts the records stored since START; the ISR stores while
  * stored != full_at, which the thread side sets to released + capacity
@@ -61,11 +100,17 @@ struct isr_state {
 	volatile uint32_t stored;
 	volatile uint32_t full_at;
 	volatile uint32_t left;
-	uint32_t words_shift;    /* log2(words per record) */
+	uint32_t words_shift;    /* log2(words per record); STACK_RUN_SHIFT with STACK */
 	uint32_t second_word;    /* frame word stored second in 2-word records */
 	uint32_t rng;            /* xorshift32 state, never 0 */
 	uint32_t interval_base;  /* mean - half-width, ticks */
 	uint32_t interval_span;  /* 2 * half-width + 1: draws are base + mulhi(rng, span) */
+#if TCMP_ENABLE_STACK
+	uint32_t *stack_slot;    /* where the next STACK record goes */
+	uint32_t *stack_end;     /* where stack_slot wraps to the buffer's start */
+	uint32_t stack_record;   /* words per STACK record: 6 + stack_words */
+	uint32_t stack_words;    /* K */
+#endif
 };
 
 TCMP_DTCM_BSS static struct isr_state isr;
@@ -93,6 +138,82 @@ SAMPLE_PATH_INLINE uint32_t draw_interval(uint32_t r, uint32_t base, uint32_t sp
 	return base + (uint32_t)(((uint64_t)r * span) >> 32);
 }
 
+#if TCMP_ENABLE_STACK
+/*
+ * Copies n words from src to dst. On the M7 eight words at a time with
+ * LDM/STM (4 instructions per 8 words), then the last n % 8 in blocks of
+ * 4, 2 and 1: the loop GCC writes for this takes 4 instructions per word,
+ * and at -O2 it turns a plain loop into a call of memcpy in flash. r7 is
+ * left alone: it is the frame pointer at -O0.
+ */
+SAMPLE_PATH_INLINE void copy_words(uint32_t *dst, const uint32_t *src, uint32_t n)
+{
+#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)
+	__asm volatile(
+		"subs   %[n], %[n], #8\n\t"
+		"blo    2f\n"
+		"1:\n\t"
+		"ldmia  %[src]!, {r4-r6, r8-r12}\n\t"
+		"stmia  %[dst]!, {r4-r6, r8-r12}\n\t"
+		"subs   %[n], %[n], #8\n\t"
+		"bhs    1b\n"
+		"2:\n\t"
+		/* n is now (n % 8) - 8: its low three bits are the rest,
+		 * bits 2, 1, 0 go to 31, 30, 29. */
+		"lsls   %[n], %[n], #29\n\t"
+		"beq    3f\n\t"
+		"lsls   %[n], %[n], #1\n\t" /* C = bit 2, N = bit 1 */
+		"itt    cs\n\t"
+		"ldmiacs %[src]!, {r4-r6, r8}\n\t"
+		"stmiacs %[dst]!, {r4-r6, r8}\n\t"
+		"itt    mi\n\t"
+		"ldmiami %[src]!, {r4-r5}\n\t"
+		"stmiami %[dst]!, {r4-r5}\n\t"
+		"lsls   %[n], %[n], #1\n\t" /* C = bit 1, N = bit 0 */
+		"itt    mi\n\t"
+		"ldrmi  r4, [%[src]]\n\t"
+		"strmi  r4, [%[dst]]\n"
+		"3:\n"
+		: [dst] "+r"(dst), [src] "+r"(src), [n] "+r"(n)
+		:
+		: "r4", "r5", "r6", "r8", "r9", "r10", "r11", "r12", "cc", "memory");
+#else
+	for (uint32_t i = 0; i < n; i++)
+		dst[i] = src[i];
+#endif
+}
+
+/*
+ * The record of a STACK run: the four words of the full record, then the
+ * interrupted context's stack pointer (just above the hardware-stacked
+ * frame, FP-extended and aligner word included), how many words were
+ * copied and those words: at most K, never past the top of the stack the
+ * port reports. A function of its own, so that only this path saves the
+ * eight registers the copy uses.
+ */
+static TCMP_ITCM_FUNC void store_stack(const uint32_t *frame, uint32_t exc_return)
+{
+	uint32_t *slot = isr.stack_slot;
+	uint32_t xpsr = frame[FRAME_XPSR];
+	slot[0] = frame[FRAME_PC];
+	slot[1] = frame[FRAME_LR];
+	slot[2] = xpsr;
+	slot[3] = CURRENT_THREAD();
+	const uint32_t *sp = frame + ((exc_return & EXC_RETURN_BASIC_FRAME) ? FRAME_WORDS : FRAME_WORDS_FP) +
+			     ((xpsr >> XPSR_ALIGNER_BIT) & 1u);
+	uint32_t n = STACK_ROOM(exc_return, sp) >> 2;
+	if (n > isr.stack_words)
+		n = isr.stack_words;
+	slot[4] = (uint32_t)(uintptr_t)sp;
+	slot[5] = n;
+	copy_words(slot + STACK_RECORD_HEAD, sp, n);
+	slot += isr.stack_record;
+	if (slot == isr.stack_end)
+		slot = &buffer[STACK_RING_START];
+	isr.stack_slot = slot;
+}
+#endif
+
 /*
  * The record is stored first and the timer acknowledged last, so that the
  * acknowledge is a tail call: no call frame, only a few scratch registers
@@ -112,11 +233,16 @@ TCMP_ITCM_FUNC void tcmp_on_sample(const uint32_t *frame, uint32_t exc_return)
 			if (shift != 0) {
 				if (shift == 1u) {
 					slot[1] = frame[isr.second_word];
-				} else {
+				} else if (shift == 2u) {
 					slot[1] = frame[FRAME_LR];
 					slot[2] = frame[FRAME_XPSR];
 					slot[3] = CURRENT_THREAD();
 				}
+#if TCMP_ENABLE_STACK
+				else {
+					store_stack(frame, exc_return);
+				}
+#endif
 			}
 			isr.stored = stored + 1u;
 		}
@@ -155,6 +281,7 @@ TCMP_ITCM_FUNC __attribute__((naked)) void tcmp_sample_isr(void)
 static struct {
 	struct tcmp_port_config cfg;
 	uint8_t state, mode, fields, jitter_pct;
+	uint8_t stack_words; /* K of a STACK run */
 	/* Nonzero while tcmp_port_write runs: a port may let another thread
 	 * call the local-control functions meanwhile (see send()). */
 	uint8_t sending;
@@ -169,11 +296,14 @@ static struct {
 	int rx_overflow;
 	uint8_t cmd[TCMP_MAX_PAYLOAD];
 	struct tcmp_frame out;
+	struct tcmp_data_enc enc;
 	uint8_t wire[TCMP_MAX_ENCODED + 2u];
 } core;
 
 static uint32_t words_shift_for(uint8_t fields)
 {
+	if (fields & TCMP_FIELD_STACK)
+		return STACK_RUN_SHIFT;
 	if (fields == TCMP_FIELD_PC)
 		return 0;
 	if ((fields & TCMP_FIELD_THREAD) == 0 &&
@@ -258,6 +388,7 @@ void tcmp_get_status(struct tcmp_status *out)
 	out->mode = core.mode;
 	out->fields = core.fields;
 	out->jitter_pct = core.jitter_pct;
+	out->stack_words = core.stack_words;
 	out->mean_interval_ticks = core.mean_ticks;
 	out->capacity = core.capacity;
 	out->taken = taken;
@@ -279,34 +410,50 @@ static void send_header(void)
 	send();
 }
 
+/* Record i of the run as the encoder sees it. */
+static struct tcmp_record record_at(uint32_t i)
+{
+	const uint32_t shift = words_shift_for(core.fields);
+	const uint32_t *w;
+	struct tcmp_record r = {0};
+	if (shift == STACK_RUN_SHIFT) {
+		w = &buffer[STACK_RING_START + (i % core.capacity) * (STACK_RECORD_HEAD + core.stack_words)];
+		r.sp = w[4];
+		r.n = w[5];
+		r.stack = &w[STACK_RECORD_HEAD];
+	} else {
+		w = &buffer[(i << shift) & (TCMP_BUFFER_WORDS - 1u)];
+	}
+	r.pc = w[0];
+	if (shift == 1) {
+		if (core.fields & TCMP_FIELD_LR)
+			r.lr = w[1];
+		else
+			r.exc = w[1];
+	} else if (shift >= 2) {
+		r.lr = w[1];
+		r.exc = w[2];
+		r.thread = w[3];
+	}
+	return r;
+}
+
 /*
- * Encodes records [first, end) into one DATA frame, as many as fit while
- * the worst-case record still fits, and sends it. Returns the number sent.
+ * Encodes records [first, end) into one DATA frame, as many as the room
+ * rule lets in (tcmp_data_add), and sends it. Returns the number sent.
  */
 static uint32_t send_data(uint32_t first, uint32_t end)
 {
-	const uint32_t shift = words_shift_for(core.fields);
-	const int second_is_lr = (core.fields & TCMP_FIELD_LR) != 0;
-	struct tcmp_data_enc e;
+	struct tcmp_data_enc *e = &core.enc;
 	uint32_t i = first;
 
-	tcmp_data_begin(&e, &core.out, core.fields, first);
-	for (; i != end && tcmp_data_has_room(&e); i++) {
-		const uint32_t *w = &buffer[(i << shift) & (TCMP_BUFFER_WORDS - 1u)];
-		struct tcmp_record r = {w[0], 0, 0, 0};
-		if (shift == 1) {
-			if (second_is_lr)
-				r.lr = w[1];
-			else
-				r.exc = w[1];
-		} else if (shift == 2) {
-			r.lr = w[1];
-			r.exc = w[2];
-			r.thread = w[3];
-		}
-		tcmp_data_add(&e, &r);
+	tcmp_data_begin(e, &core.out, core.fields, first);
+	for (; i != end; i++) {
+		struct tcmp_record r = record_at(i);
+		if (!tcmp_data_add(e, &r))
+			break;
 	}
-	tcmp_data_finish(&e);
+	tcmp_data_finish(e);
 	send();
 	return i - first;
 }
@@ -399,6 +546,14 @@ uint8_t tcmp_start(const struct tcmp_start_args *a)
 		return TCMP_ERR_BAD_ARG;
 	if (!TCMP_ENABLE_THREAD && (a->fields & TCMP_FIELD_THREAD))
 		return TCMP_ERR_BAD_ARG;
+	uint32_t stack_words = 0;
+	if (a->fields & TCMP_FIELD_STACK) {
+		/* The host unwinds from PC, SP and LR: STACK needs LR. */
+		stack_words = a->stack_words != 0 ? a->stack_words : TCMP_STACK_WORDS_DEFAULT;
+		if (!TCMP_ENABLE_STACK || (a->fields & TCMP_FIELD_LR) == 0 ||
+		    stack_words < TCMP_STACK_WORDS_MIN || stack_words > TCMP_STACK_WORDS_MAX)
+			return TCMP_ERR_BAD_ARG;
+	}
 	if (a->mode > TCMP_MODE_STREAM || a->jitter_pct > TCMP_MAX_JITTER_PCT)
 		return TCMP_ERR_BAD_ARG;
 	uint32_t rate = a->rate_hz != 0 ? a->rate_hz : core.cfg.default_rate_hz;
@@ -418,6 +573,8 @@ uint8_t tcmp_start(const struct tcmp_start_args *a)
 	}
 	uint32_t shift = words_shift_for(a->fields);
 	uint32_t capacity = TCMP_BUFFER_WORDS >> shift;
+	if (stack_words != 0)
+		capacity = (TCMP_BUFFER_WORDS - STACK_RING_START) / (STACK_RECORD_HEAD + stack_words);
 	if (a->mode == TCMP_MODE_SNAPSHOT)
 		limit = min_nonzero(limit, capacity);
 
@@ -429,9 +586,18 @@ uint8_t tcmp_start(const struct tcmp_start_args *a)
 	isr.left = limit;
 	isr.words_shift = shift;
 	isr.second_word = (a->fields & TCMP_FIELD_LR) ? FRAME_LR : FRAME_XPSR;
+#if TCMP_ENABLE_STACK
+	if (stack_words != 0) {
+		isr.stack_words = stack_words;
+		isr.stack_record = STACK_RECORD_HEAD + stack_words;
+		isr.stack_slot = &buffer[STACK_RING_START];
+		isr.stack_end = &buffer[STACK_RING_START + capacity * isr.stack_record];
+	}
+#endif
 	core.mode = a->mode;
 	core.fields = a->fields;
 	core.jitter_pct = a->jitter_pct;
+	core.stack_words = (uint8_t)stack_words;
 	core.mean_ticks = mean;
 	core.capacity = capacity;
 	core.limit = limit;
@@ -527,6 +693,8 @@ static void handle_command(const uint8_t *p, size_t len)
 			.mode = body[6],
 			.count = tcmp_get_u32(body + 8),
 			.duration_ms = tcmp_get_u32(body + 12),
+			/* Appended in protocol 1.1; a 1.0 host's START has none. */
+			.stack_words = body_len > 16 ? body[16] : 0,
 		};
 		send_reply(type, tcmp_start(&a));
 		return;

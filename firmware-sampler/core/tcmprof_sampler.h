@@ -3,8 +3,9 @@
  * tcmprof firmware sampler: the portable core.
  *
  * A timer interrupt takes one sample of the interrupted context (PC, and
- * optionally LR, the active exception number and the current thread) and
- * stores it in a buffer meant for DTCM. Thread context speaks the wire
+ * optionally LR, the active exception number, the current thread and a
+ * bounded copy of the interrupted stack) and stores it in a buffer meant
+ * for DTCM. Thread context speaks the wire
  * protocol of docs/protocol.md with the host: it parses commands, drains the
  * buffer as DATA frames and answers STATUS.
  *
@@ -71,7 +72,9 @@ extern "C" {
  * Size of the sample buffer in 32-bit words; a power of two, at least 64.
  * Default 16384 words = 64 KB = 16384 PC-only records. A record takes
  * 1 word (PC), 2 words (PC+LR or PC+EXC) or 4 words (PC+LR+EXC, or any set
- * with THREAD), so capacity in records = TCMP_BUFFER_WORDS / words.
+ * with THREAD), so capacity in records = TCMP_BUFFER_WORDS / words. A
+ * record with the STACK field takes 6 + K words (K = the run's stack
+ * words): capacity = TCMP_BUFFER_WORDS / (6 + K), 431 at the default K 32.
  */
 #ifndef TCMP_BUFFER_WORDS
 #define TCMP_BUFFER_WORDS 16384u
@@ -85,6 +88,16 @@ extern "C" {
  */
 #ifndef TCMP_ENABLE_THREAD
 #define TCMP_ENABLE_THREAD 1
+#endif
+
+/*
+ * TCMP_ENABLE_STACK (default 1): compile in the STACK field (a copy of up to
+ * K words of the interrupted stack per sample). With 0 the sample path
+ * never reads the stack, START with the STACK field is answered BAD_ARG and
+ * tcmp_port_stack_room() need not exist.
+ */
+#ifndef TCMP_ENABLE_STACK
+#define TCMP_ENABLE_STACK 1
 #endif
 
 /* Largest jitter a START may ask for, percent (the interval stays > 0). */
@@ -106,14 +119,14 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define TCMP_PROTO_MAJOR 1u
-#define TCMP_PROTO_MINOR 0u
+#define TCMP_PROTO_MINOR 1u
 #define TCMP_SAMPLER_VERSION_MAJOR 0u
-#define TCMP_SAMPLER_VERSION_MINOR 1u
+#define TCMP_SAMPLER_VERSION_MINOR 2u
 #define TCMP_SAMPLER_VERSION_PATCH 0u
 
 #define TCMP_MAX_PAYLOAD 512u      /* type + body + crc */
 #define TCMP_MAX_ENCODED 515u      /* COBS form of a maximal payload */
-#define TCMP_MAX_RECORD_BYTES 17u  /* worst-case encoded record */
+#define TCMP_MAX_RECORD_BYTES 17u  /* worst-case encoded record without STACK */
 #define TCMP_MAX_BUILD_ID 32u
 #define TCMP_MAX_THREAD_NAME 31u
 
@@ -122,7 +135,19 @@ extern "C" {
 #define TCMP_FIELD_LR 0x02u
 #define TCMP_FIELD_EXC 0x04u
 #define TCMP_FIELD_THREAD 0x08u
-#define TCMP_FIELD_ALL 0x0Fu
+#define TCMP_FIELD_STACK 0x10u /* needs LR; implies the 6 + K word record */
+#define TCMP_FIELD_ALL 0x1Fu
+
+/* Stack words per record (K) a START may ask for with the STACK field. */
+#define TCMP_STACK_WORDS_MIN 8u
+#define TCMP_STACK_WORDS_MAX 64u
+#define TCMP_STACK_WORDS_DEFAULT 32u
+/* How far back (in records of the same DATA frame) a stack may refer. */
+#define TCMP_STACK_REF_WINDOW 16u
+/* Worst-case encoded record with STACK: the other fields (17), SP (5), the
+ * word count and the reference (1 each), one run pair (2) and K literal
+ * words of 5 bytes each at the largest K: 17 + 5 + 1 + 1 + 2 + 5 * 64. */
+#define TCMP_MAX_STACK_RECORD_BYTES 346u
 
 /* Device -> host frame types. */
 #define TCMP_FRAME_HEADER 0x01u
@@ -181,11 +206,13 @@ struct tcmp_start_args {
 	uint8_t mode;         /* TCMP_MODE_* */
 	uint32_t count;       /* samples to take, 0 = until full (snapshot) or STOP */
 	uint32_t duration_ms; /* 0 = none; else stop after duration_ms*rate/1000 samples */
+	uint8_t stack_words;  /* with TCMP_FIELD_STACK: K, 8..64; 0 = the default 32 */
 };
 
 /* A consistent view of the sampler (for a port's shell, and tests). */
 struct tcmp_status {
 	uint8_t state, mode, fields, jitter_pct;
+	uint8_t stack_words; /* K of a run with the STACK field, else 0 */
 	uint32_t mean_interval_ticks;
 	uint32_t capacity; /* records */
 	uint32_t taken, dropped, stored;
@@ -300,10 +327,22 @@ TCMP_ITCM_FUNC void tcmp_sample_isr(void);
  * tcmp_port_current_thread: id of the thread that was interrupted (e.g.
  * (uint32_t)_current in Zephyr), 0 when unknown. Only with
  * TCMP_ENABLE_THREAD; may be a macro TCMP_PORT_CURRENT_THREAD() instead.
+ *
+ * tcmp_port_stack_room: the bytes from sp (the interrupted context's stack
+ * pointer, just above its hardware-stacked frame) up to the top of the
+ * stack sp lies in, i.e. how much of it the sample may copy; 0 when sp is
+ * not inside that stack. exc_return says which stack it is: bit 2 set, the
+ * process stack (PSP: the current thread's stack, Zephyr's
+ * _current->stack_info), clear, the main stack (MSP: the interrupt stack).
+ * Only with TCMP_ENABLE_STACK; may be a macro TCMP_PORT_STACK_ROOM(er, sp)
+ * instead. It must not fault: compare addresses, read nothing at sp.
  */
 TCMP_ITCM_FUNC void tcmp_port_timer_ack_next(uint32_t next_ticks);
 #if TCMP_ENABLE_THREAD
 TCMP_ITCM_FUNC uint32_t tcmp_port_current_thread(void);
+#endif
+#if TCMP_ENABLE_STACK
+TCMP_ITCM_FUNC uint32_t tcmp_port_stack_room(uint32_t exc_return, const uint32_t *sp);
 #endif
 
 /*

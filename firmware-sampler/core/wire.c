@@ -148,6 +148,7 @@ void tcmp_encode_header(struct tcmp_frame *f, const struct tcmp_status *st, uint
 		build_id_len = build_id == NULL ? 0 : TCMP_MAX_BUILD_ID;
 	tcmp_frame_u8(f, build_id_len);
 	tcmp_frame_bytes(f, build_id, build_id_len);
+	tcmp_frame_u8(f, st->stack_words); /* appended in 1.1 */
 }
 
 void tcmp_encode_end(struct tcmp_frame *f, uint8_t reason, uint32_t first, uint32_t end,
@@ -177,15 +178,10 @@ void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fiel
 	e->f = f;
 	e->fields = fields;
 	e->count = 0;
-	e->prev = (struct tcmp_record){0, 0, 0, 0};
+	e->prev = (struct tcmp_record){0};
 	tcmp_frame_begin(f, TCMP_FRAME_DATA);
 	tcmp_frame_u32(f, first);
 	tcmp_frame_u16(f, 0);
-}
-
-int tcmp_data_has_room(const struct tcmp_data_enc *e)
-{
-	return tcmp_frame_room(e->f) >= TCMP_MAX_RECORD_BYTES;
 }
 
 /* Halfword delta of two PCs, as a signed 32-bit value in a uint32_t. */
@@ -195,18 +191,117 @@ static uint32_t halfword_delta(uint32_t pc, uint32_t prev)
 	return (d >> 1) | (d & 0x80000000u);
 }
 
-void tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
+static size_t varint_len(uint32_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80u) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Writes varint(v) at out + at when out is not NULL; returns its length. */
+static size_t emit_varint(uint8_t *out, size_t at, uint32_t v)
+{
+	return out != NULL ? tcmp_put_varint(out + at, v) : varint_len(v);
+}
+
+/* The word of ref at address addr, when ref covers it. */
+static int ref_word(const struct tcmp_stack_ref *ref, uint32_t addr, uint32_t *word)
+{
+	if (ref == NULL)
+		return 0;
+	uint32_t off = addr - ref->sp; /* wraps to a large value below sp */
+	if (off >= 4u * ref->n)
+		return 0;
+	*word = ref->words[off / 4u];
+	return 1;
+}
+
+/* Word i of r equals the reference's word at the same address. */
+static int same_word(const struct tcmp_record *r, uint32_t i, const struct tcmp_stack_ref *ref)
+{
+	uint32_t w;
+	return ref_word(ref, r->sp + 4u * i, &w) && w == r->stack[i];
+}
+
+/*
+ * The runs of r's stack words against ref (protocol.md, STACK): pairs of
+ * varint(same), varint(diff) and diff literal words, each
+ * varint(zigzag(word - the reference's word at its address, or 0)).
+ * Writes them at out (when not NULL) and returns their length.
+ */
+static size_t code_stack_words(uint8_t *out, const struct tcmp_record *r, const struct tcmp_stack_ref *ref)
+{
+	size_t len = 0;
+	uint32_t i = 0;
+	while (i < r->n) {
+		uint32_t same = 0, diff = 0;
+		while (i + same < r->n && same_word(r, i + same, ref))
+			same++;
+		while (i + same + diff < r->n && !same_word(r, i + same + diff, ref))
+			diff++;
+		len += emit_varint(out, len, same);
+		len += emit_varint(out, len, diff);
+		for (uint32_t k = i + same; k < i + same + diff; k++) {
+			uint32_t base = 0;
+			ref_word(ref, r->sp + 4u * k, &base);
+			len += emit_varint(out, len, tcmp_zigzag(r->stack[k] - base));
+		}
+		i += same + diff;
+	}
+	return len;
+}
+
+/* Appends r's STACK part: SP, word count and, with words, the reference
+ * that codes them shortest (none first, then the nearest) and the runs. */
+static size_t code_stack(uint8_t *out, const struct tcmp_data_enc *e, const struct tcmp_record *r)
+{
+	size_t len = tcmp_put_varint(out, tcmp_zigzag(r->sp - e->prev.sp));
+	len += tcmp_put_varint(out + len, r->n);
+	if (r->n == 0)
+		return len;
+	uint32_t best_ref = 0;
+	size_t best = code_stack_words(NULL, r, NULL);
+	uint32_t window = e->count < TCMP_STACK_REF_WINDOW ? e->count : TCMP_STACK_REF_WINDOW;
+	for (uint32_t back = 1; back <= window; back++) {
+		size_t n = code_stack_words(NULL, r, &e->refs[(e->count - back) % TCMP_STACK_REF_WINDOW]);
+		if (n < best) {
+			best = n;
+			best_ref = back;
+		}
+	}
+	len += tcmp_put_varint(out + len, best_ref);
+	const struct tcmp_stack_ref *ref =
+		best_ref != 0 ? &e->refs[(e->count - best_ref) % TCMP_STACK_REF_WINDOW] : NULL;
+	return len + code_stack_words(out + len, r, ref);
+}
+
+int tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
 {
 	struct tcmp_frame *f = e->f;
-	tcmp_frame_varint(f, tcmp_zigzag(halfword_delta(r->pc, e->prev.pc)));
+	const int stack = (e->fields & TCMP_FIELD_STACK) != 0;
+	if (!stack && tcmp_frame_room(f) < TCMP_MAX_RECORD_BYTES)
+		return 0;
+	uint8_t *out = e->scratch;
+	size_t len = tcmp_put_varint(out, tcmp_zigzag(halfword_delta(r->pc, e->prev.pc)));
 	if (e->fields & TCMP_FIELD_LR)
-		tcmp_frame_varint(f, tcmp_zigzag(r->lr - e->prev.lr));
+		len += tcmp_put_varint(out + len, tcmp_zigzag(r->lr - e->prev.lr));
 	if (e->fields & TCMP_FIELD_EXC)
-		tcmp_frame_varint(f, r->exc & 0x1FFu);
+		len += tcmp_put_varint(out + len, r->exc & 0x1FFu);
 	if (e->fields & TCMP_FIELD_THREAD)
-		tcmp_frame_varint(f, tcmp_zigzag(r->thread - e->prev.thread));
+		len += tcmp_put_varint(out + len, tcmp_zigzag(r->thread - e->prev.thread));
+	if (stack) {
+		len += code_stack(out + len, e, r);
+		if (len > tcmp_frame_room(f))
+			return 0;
+		e->refs[e->count % TCMP_STACK_REF_WINDOW] = (struct tcmp_stack_ref){r->sp, r->n, r->stack};
+	}
+	tcmp_frame_bytes(f, out, len);
 	e->prev = *r;
 	e->count++;
+	return 1;
 }
 
 void tcmp_data_finish(struct tcmp_data_enc *e)

@@ -89,27 +89,46 @@ void tcmp_encode_end(struct tcmp_frame *f, uint8_t reason, uint32_t first, uint3
 		     uint32_t taken, uint32_t dropped, uint32_t stored);
 void tcmp_encode_reply(struct tcmp_frame *f, uint8_t command, uint8_t status);
 
-/* One sample as the encoder sees it; exc is the stacked xPSR (only bits
- * 8:0 are sent) or the exception number itself. */
+/*
+ * One sample as the encoder sees it; exc is the stacked xPSR (only bits
+ * 8:0 are sent) or the exception number itself. With the STACK field, sp
+ * is the interrupted stack pointer and stack its first n words.
+ */
 struct tcmp_record {
 	uint32_t pc, lr, exc, thread;
+	uint32_t sp, n;
+	const uint32_t *stack;
+};
+
+/* A stack an encoded record may refer to: an earlier record's. */
+struct tcmp_stack_ref {
+	uint32_t sp, n;
+	const uint32_t *words;
 };
 
 /*
- * DATA: begin, then add records while tcmp_data_has_room(), then finish
- * (writes the record count). Each record is coded against the previous
- * one of the same frame.
+ * DATA: begin, then add records until tcmp_data_add() says the frame is
+ * full, then finish (writes the record count). Each record is coded
+ * against the previous one of the same frame, a stack against one of the
+ * TCMP_STACK_REF_WINDOW before it.
  */
 struct tcmp_data_enc {
 	struct tcmp_frame *f;
 	uint8_t fields;
 	uint16_t count;
 	struct tcmp_record prev;
+	struct tcmp_stack_ref refs[TCMP_STACK_REF_WINDOW]; /* record count - r at [(count - r) % W] */
+	uint8_t scratch[TCMP_MAX_STACK_RECORD_BYTES];
 };
 void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint32_t first);
-/* True while a worst-case record (TCMP_MAX_RECORD_BYTES) still fits. */
-int tcmp_data_has_room(const struct tcmp_data_enc *e);
-void tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r);
+/*
+ * Adds r and returns 1 if the frame has room for it, else returns 0 and
+ * leaves the frame as it was. The room rule (protocol.md, DATA): without
+ * STACK a record is added while one of the worst case
+ * (TCMP_MAX_RECORD_BYTES) still fits, whatever r needs; with STACK while r
+ * itself fits.
+ */
+int tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r);
 void tcmp_data_finish(struct tcmp_data_enc *e);
 
 /*

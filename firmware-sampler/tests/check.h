@@ -41,5 +41,6 @@ struct test_case {
 extern const struct test_case wire_tests[];
 extern const struct test_case golden_tests[];
 extern const struct test_case sampler_tests[];
+extern const struct test_case stack_tests[];
 
 #endif

@@ -31,6 +31,16 @@ uint32_t tcmp_port_current_thread(void)
 }
 #endif
 
+#if TCMP_ENABLE_STACK
+uint32_t tcmp_port_stack_room(uint32_t exc_return, const uint32_t *sp)
+{
+	port.stack_exc_return = exc_return;
+	if (port.stack_lo == NULL || sp < port.stack_lo || sp > port.stack_hi)
+		return 0;
+	return (uint32_t)(port.stack_hi - sp) * 4u;
+}
+#endif
+
 void tcmp_port_timer_start(uint32_t first_ticks)
 {
 	port.timer_running = 1;
@@ -77,6 +87,11 @@ void fake_sample(uint32_t pc, uint32_t lr, uint32_t xpsr)
 {
 	uint32_t frame[8] = {0xA0, 0xA1, 0xA2, 0xA3, 0xAC, lr, pc, xpsr};
 	tcmp_on_sample(frame, 0xFFFFFFFDu);
+}
+
+void fake_sample_frame(const uint32_t *frame, uint32_t exc_return)
+{
+	tcmp_on_sample(frame, exc_return);
 }
 
 /* Bitwise CRC-32/IEEE, independent of the core's table. */
@@ -141,6 +156,19 @@ void fake_start(uint32_t rate, uint8_t jitter, uint8_t fields, uint8_t mode, uin
 	b[4] = jitter;
 	b[5] = fields;
 	b[6] = mode;
+	fake_command(TCMP_CMD_START, b, sizeof b);
+}
+
+void fake_start_stack(uint32_t rate, uint8_t fields, uint8_t mode, uint32_t count, uint8_t stack_words)
+{
+	uint8_t b[17] = {0};
+	for (int i = 0; i < 4; i++) {
+		b[i] = (uint8_t)(rate >> (8 * i));
+		b[8 + i] = (uint8_t)(count >> (8 * i));
+	}
+	b[5] = fields;
+	b[6] = mode;
+	b[16] = stack_words;
 	fake_command(TCMP_CMD_START, b, sizeof b);
 }
 
@@ -220,10 +248,10 @@ size_t data_records(const struct frame *f, uint8_t fields, uint32_t *first, stru
 	CHECK(f->type == TCMP_FRAME_DATA);
 	*first = le32(&f->p[1]);
 	size_t k = (size_t)f->p[5] | (size_t)f->p[6] << 8, at = 7;
-	struct tcmp_record prev = {0, 0, 0, 0};
+	struct tcmp_record prev = {0};
 	CHECK(k >= 1 && k <= max);
 	for (size_t i = 0; i < k && i < max; i++) {
-		struct tcmp_record r = {0, 0, 0, 0};
+		struct tcmp_record r = {0};
 		r.pc = prev.pc + (unzigzag(uvarint(f->p, &at, f->len)) << 1);
 		if (fields & TCMP_FIELD_LR)
 			r.lr = prev.lr + unzigzag(uvarint(f->p, &at, f->len));
@@ -233,6 +261,60 @@ size_t data_records(const struct frame *f, uint8_t fields, uint32_t *first, stru
 			r.thread = prev.thread + unzigzag(uvarint(f->p, &at, f->len));
 		recs[i] = r;
 		prev = r;
+	}
+	CHECK(at == f->len);
+	return k;
+}
+
+/* The reference's word at addr, when it covers it. */
+static int covered(const struct fake_stack_record *ref, uint32_t addr, uint32_t *word)
+{
+	if (ref == NULL || addr < ref->r.sp || addr >= ref->r.sp + 4u * ref->r.n)
+		return 0;
+	*word = ref->words[(addr - ref->r.sp) / 4u];
+	return 1;
+}
+
+size_t data_stack_records(const struct frame *f, uint8_t fields, uint32_t *first,
+			  struct fake_stack_record *recs, size_t max)
+{
+	CHECK(f->type == TCMP_FRAME_DATA && (fields & TCMP_FIELD_STACK));
+	*first = le32(&f->p[1]);
+	size_t k = (size_t)f->p[5] | (size_t)f->p[6] << 8, at = 7;
+	CHECK(k >= 1 && k <= max);
+	uint32_t prev_pc = 0, prev_lr = 0, prev_thread = 0, prev_sp = 0;
+	for (size_t i = 0; i < k && i < max; i++) {
+		struct fake_stack_record *out = &recs[i];
+		memset(out, 0, sizeof *out);
+		struct tcmp_record *r = &out->r;
+		r->pc = prev_pc = prev_pc + (unzigzag(uvarint(f->p, &at, f->len)) << 1);
+		r->lr = prev_lr = prev_lr + unzigzag(uvarint(f->p, &at, f->len));
+		if (fields & TCMP_FIELD_EXC)
+			r->exc = uvarint(f->p, &at, f->len);
+		if (fields & TCMP_FIELD_THREAD)
+			r->thread = prev_thread = prev_thread + unzigzag(uvarint(f->p, &at, f->len));
+		r->sp = prev_sp = prev_sp + unzigzag(uvarint(f->p, &at, f->len));
+		r->n = uvarint(f->p, &at, f->len);
+		r->stack = out->words;
+		CHECK(r->n <= TCMP_STACK_WORDS_MAX);
+		if (r->n == 0 || r->n > TCMP_STACK_WORDS_MAX)
+			continue;
+		out->ref = uvarint(f->p, &at, f->len);
+		CHECK(out->ref <= i && out->ref <= TCMP_STACK_REF_WINDOW);
+		const struct fake_stack_record *ref = (out->ref != 0 && out->ref <= i) ? &recs[i - out->ref] : NULL;
+		for (uint32_t w = 0; w < r->n;) {
+			uint32_t same = uvarint(f->p, &at, f->len), diff = uvarint(f->p, &at, f->len);
+			CHECK(same + diff >= 1 && w + same + diff <= r->n);
+			if (same + diff == 0 || w + same + diff > r->n)
+				break;
+			for (uint32_t j = 0; j < same; j++, w++)
+				CHECK(covered(ref, r->sp + 4u * w, &out->words[w]));
+			for (uint32_t j = 0; j < diff; j++, w++) {
+				uint32_t base = 0;
+				covered(ref, r->sp + 4u * w, &base);
+				out->words[w] = base + unzigzag(uvarint(f->p, &at, f->len));
+			}
+		}
 	}
 	CHECK(at == f->len);
 	return k;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Checks the sample path as the Cortex-M7 build compiles it: it sits in the
 # ITCM section and writes only the DTCM section, contains no division, and
-# refers to nothing but itself, the DTCM state and the two port hooks (no
+# refers to nothing but itself, the DTCM state and the three port hooks (no
 # call into flash, no libgcc helper, no CRC). With ISR_MAX_INSNS set, also
 # bounds the instructions of tcmp_on_sample (docs/core.md counts them at -O2;
 # -O0 code is longer but must still stay in ITCM).
@@ -17,7 +17,7 @@ objdump=${cc%gcc}objdump
 fail() { echo "isr_check: $*" >&2; exit 1; }
 
 syms=$("$objdump" -t "$obj")
-for f in tcmp_on_sample tcmp_sample_isr; do
+for f in tcmp_on_sample tcmp_sample_isr store_stack; do
 	echo "$syms" | grep -Eq "\.itcm_text\.tcmp[[:space:]].*[[:space:]]$f\$" || fail "$f is not in .itcm_text.tcmp"
 done
 for o in isr buffer; do
@@ -29,7 +29,7 @@ if echo "$dis" | grep -Eq '[[:space:]](u|s)div'; then fail "division in the samp
 
 # Every relocation of the ITCM code: the allowed targets only.
 bad=$("$objdump" -r -j .itcm_text.tcmp "$obj" | awk '/^[0-9a-f]+ +R_/ { print $3 }' |
-	grep -Ev '^(\.dtcm_bss\.tcmp|tcmp_on_sample|tcmp_port_timer_ack_next|tcmp_port_current_thread)(\+0x[0-9a-f]+)?$' || true)
+	grep -Ev '^(\.dtcm_bss\.tcmp|\.itcm_text\.tcmp|tcmp_on_sample|store_stack|tcmp_port_timer_ack_next|tcmp_port_current_thread|tcmp_port_stack_room)(\+0x[0-9a-f]+)?$' || true)
 [ -z "$bad" ] || fail "the sample path refers to: $bad"
 
 n=$(echo "$dis" | awk '/<tcmp_on_sample>:/ { on = 1; next } /^$/ { on = 0 } on && /^ +[0-9a-f]+:\t[0-9a-f][0-9a-f][0-9a-f][0-9a-f]/ && !/\.word/ { n++ } END { print n + 0 }')

@@ -7,7 +7,7 @@ int check_failures;
 
 int main(void)
 {
-	const struct test_case *suites[] = {wire_tests, golden_tests, sampler_tests};
+	const struct test_case *suites[] = {wire_tests, golden_tests, sampler_tests, stack_tests};
 	int passed = 0, failed = 0;
 	for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
 		for (const struct test_case *t = suites[s]; t->name != NULL; t++) {

@@ -92,8 +92,8 @@ static void data_frames(uint8_t fields, uint32_t first, const struct tcmp_record
 	while (i < n) {
 		struct tcmp_data_enc e;
 		tcmp_data_begin(&e, &frame, fields, first + (uint32_t)i);
-		for (; i < n && tcmp_data_has_room(&e); i++)
-			tcmp_data_add(&e, &r[i]);
+		for (; i < n && tcmp_data_add(&e, &r[i]); i++)
+			;
 		tcmp_data_finish(&e);
 		CHECK(frame.len + 4 <= TCMP_MAX_PAYLOAD);
 		seal();
@@ -101,11 +101,11 @@ static void data_frames(uint8_t fields, uint32_t first, const struct tcmp_record
 }
 
 static const struct tcmp_record mixed[5] = {
-	{0x60004000u, 0x60003F01u, 0, 0x20001000u},
-	{0x60003000u, 0xFFFFFFF9u, 138, 0x20001000u},
-	{0x00000200u, 0x60003F01u, 15, 0x20000C80u},
-	{0x00000100u, 0xFFFFFFEDu, 0, 0x20003400u},
-	{0x60004002u, 0x00000101u, 511, 0},
+	{.pc = 0x60004000u, .lr = 0x60003F01u, .exc = 0, .thread = 0x20001000u},
+	{.pc = 0x60003000u, .lr = 0xFFFFFFF9u, .exc = 138, .thread = 0x20001000u},
+	{.pc = 0x00000200u, .lr = 0x60003F01u, .exc = 15, .thread = 0x20000C80u},
+	{.pc = 0x00000100u, .lr = 0xFFFFFFEDu, .exc = 0, .thread = 0x20003400u},
+	{.pc = 0x60004002u, .lr = 0x00000101u, .exc = 511, .thread = 0},
 };
 
 static void test_data_frames(void)
@@ -114,7 +114,7 @@ static void test_data_frames(void)
 				       0x00000100u, 0x00000100u, 0x6000FFFEu, 0x60001234u};
 	struct tcmp_record r[100];
 	for (size_t i = 0; i < 9; i++)
-		r[i] = (struct tcmp_record){pcs[i], 0, 0, 0};
+		r[i] = (struct tcmp_record){.pc = pcs[i]};
 	built_len = 0;
 	data_frames(TCMP_FIELD_PC, 0, r, 9);
 	expect_file("data_pc.bin", built, built_len);
@@ -138,25 +138,114 @@ static void test_data_frames(void)
 	expect_file("data_pc_exc.bin", built, built_len);
 
 	for (uint32_t i = 0; i < 80; i++)
-		r[i] = (struct tcmp_record){(i % 2) ? 0x60000000u + ((i * 0x9E3779B1u) & 0x00FFFFFEu)
-						    : 0x00001000u + i * 0x2222u,
-					    0, 0, 0};
+		r[i] = (struct tcmp_record){.pc = (i % 2) ? 0x60000000u + ((i * 0x9E3779B1u) & 0x00FFFFFEu)
+							  : 0x00001000u + i * 0x2222u};
 	built_len = 0;
 	data_frames(TCMP_FIELD_PC, 0x01020304u, r, 80);
 	expect_file("data_cobs_split.bin", built, built_len);
 
 	for (uint32_t i = 0; i < 99; i++)
-		r[i] = (struct tcmp_record){(i < 97 && i % 2 == 0) ? 0x80000000u : 0, 0, 0, 0};
+		r[i] = (struct tcmp_record){.pc = (i < 97 && i % 2 == 0) ? 0x80000000u : 0};
 	built_len = 0;
 	data_frames(TCMP_FIELD_PC, 0, r, 99);
 	expect_file("data_fill_rule.bin", built, built_len);
 
 	for (uint32_t i = 0; i < 60; i++)
-		r[i] = (i % 2 == 0) ? (struct tcmp_record){0, 1, 511, 0}
-				    : (struct tcmp_record){0xFFFFFFFEu, 0x80000001u, 511, 0x80000000u};
+		r[i] = (i % 2 == 0) ? (struct tcmp_record){.pc = 0, .lr = 1, .exc = 511, .thread = 0}
+				    : (struct tcmp_record){.pc = 0xFFFFFFFEu, .lr = 0x80000001u, .exc = 511,
+							   .thread = 0x80000000u};
 	built_len = 0;
 	data_frames(0x0F, 0, r, 60);
 	expect_file("data_worst_case.bin", built, built_len);
+}
+
+/* gen.py's STACK records: the same values. */
+static const uint32_t stack_a0[12] = {0x60001235u, 0x20201fc0u, 0x00000007u, 0x00000000u,
+				      0x6000200bu, 0x20208c34u, 0x2020198cu, 0x00000020u,
+				      0x60002f41u, 0xaaaaaaaau, 0x20201ff8u, 0x6000b387u};
+static uint32_t stack_a1[12], stack_a5[14], stack_a7[12];
+static const uint32_t stack_b[5] = {0x00000001u, 0x60003201u, 0x20203f40u, 0x6000b387u, 0};
+static const uint32_t stack_irq[3] = {0x00000004u, 0x60004101u, 0xfffffffdu};
+
+static void stack_records(struct tcmp_record r[8])
+{
+	memcpy(stack_a1, stack_a0, sizeof stack_a0);
+	stack_a1[2] = 8;
+	stack_a1[3] = 1;
+	stack_a5[0] = 3;
+	stack_a5[1] = 0x60001005u;
+	memcpy(&stack_a5[2], stack_a0, sizeof stack_a0);
+	memcpy(stack_a7, stack_a1, sizeof stack_a1);
+	stack_a7[7]++;
+	const struct tcmp_record recs[8] = {
+		{.pc = 0x60001000u, .lr = 0x60001235u, .thread = 0x20001000u, .sp = 0x20201f80u, .n = 12, .stack = stack_a0},
+		{.pc = 0x60001004u, .lr = 0x60001235u, .thread = 0x20001000u, .sp = 0x20201f80u, .n = 12, .stack = stack_a1},
+		{.pc = 0x60003000u, .lr = 0x60003101u, .thread = 0x20003400u, .sp = 0x20203f00u, .n = 5, .stack = stack_b},
+		{.pc = 0x60001010u, .lr = 0x60001235u, .thread = 0x20001000u, .sp = 0x20201f88u, .n = 10, .stack = &stack_a0[2]},
+		{.pc = 0x00000100u, .lr = 0x00000101u, .thread = 0x20000c80u, .sp = 0x10000000u, .n = 0, .stack = NULL},
+		{.pc = 0x60001100u, .lr = 0x60001001u, .thread = 0x20001000u, .sp = 0x20201f78u, .n = 14, .stack = stack_a5},
+		{.pc = 0x60004000u, .lr = 0xfffffffdu, .exc = 16 + 31, .thread = 0x20001000u, .sp = 0x20210ff4u, .n = 3, .stack = stack_irq},
+		{.pc = 0x60001004u, .lr = 0x60001235u, .thread = 0x20001000u, .sp = 0x20201f80u, .n = 12, .stack = stack_a7},
+	};
+	memcpy(r, recs, sizeof recs);
+}
+
+/* gen.py's lcg(). */
+static void lcg(uint32_t *out, uint32_t n, uint32_t seed)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		out[i] = seed ^ (seed >> 7);
+	}
+}
+
+static void test_stack_data_frames(void)
+{
+	struct tcmp_record r[18];
+	stack_records(r);
+	built_len = 0;
+	data_frames(0x1F, 20, r, 8);
+	expect_file("data_stack.bin", built, built_len);
+
+	built_len = 0;
+	data_frames(TCMP_FIELD_PC | TCMP_FIELD_LR | TCMP_FIELD_STACK, 0, r, 4);
+	expect_file("data_stack_pc_lr.bin", built, built_len);
+
+	static uint32_t one[16];
+	r[0] = (struct tcmp_record){.pc = 0x60001000u, .lr = 0x60001235u, .sp = 0x20201f80u, .n = 12, .stack = stack_a0};
+	for (uint32_t i = 0; i < 16; i++) {
+		one[i] = i + 1;
+		r[1 + i] = (struct tcmp_record){.pc = 0x60002000u + 4 * i, .lr = 0x60002001u,
+						.sp = 0x20220000u + 0x100u * i, .n = 1, .stack = &one[i]};
+	}
+	r[17] = r[0];
+	built_len = 0;
+	data_frames(TCMP_FIELD_PC | TCMP_FIELD_LR | TCMP_FIELD_STACK, 0, r, 18);
+	expect_file("data_stack_window.bin", built, built_len);
+
+	static uint32_t words[9][40];
+	for (uint32_t i = 0; i < 9; i++) {
+		uint32_t n = (i % 3) ? 40 : 8;
+		lcg(words[i], n, i + 1);
+		r[i] = (struct tcmp_record){.pc = 0x60001000u + 2 * i, .lr = 0x60001235u, .thread = 0x20001000u,
+					    .sp = 0x20201000u - 16 * i, .n = n, .stack = words[i]};
+	}
+	built_len = 0;
+	data_frames(0x1F, 0, r, 9);
+	expect_file("data_stack_fill.bin", built, built_len);
+}
+
+static void test_header_of_a_stack_run(void)
+{
+	const struct tcmp_status st = {
+		.state = TCMP_STATE_HOLDING, .mode = TCMP_MODE_SNAPSHOT, .fields = 0x1F, .jitter_pct = 25,
+		.stack_words = 32, .mean_interval_ticks = 2400, .capacity = 431, .taken = 431, .dropped = 0,
+		.stored = 431, .held_from = 0,
+	};
+	built_len = 0;
+	tcmp_encode_header(&frame, &st, 600000000u, 24000000u, build_id, sizeof build_id);
+	seal();
+	expect_file("header_stack.bin", built, built_len);
 }
 
 static void test_end_and_reply(void)
@@ -343,6 +432,15 @@ static void test_commands(void)
 	CHECK_EQ_U(port.timer_running, 0);
 	port.out_len = 0;
 
+	fake_reset(NULL);
+	CHECK_EQ_U(command_reply("cmd_start_stack.bin", TCMP_CMD_START), TCMP_OK);
+	tcmp_get_status(&st);
+	CHECK_EQ_U(st.fields, 0x1F);
+	CHECK_EQ_U(st.stack_words, 32);
+	CHECK_EQ_U(st.capacity, (TCMP_BUFFER_WORDS - 2) / 38);
+	CHECK_EQ_U(command_reply("cmd_stop.bin", TCMP_CMD_STOP), TCMP_OK);
+	CHECK_EQ_U(command_reply("cmd_done.bin", TCMP_CMD_DONE), TCMP_OK);
+
 	CHECK_EQ_U(command_reply("cmd_start_default.bin", TCMP_CMD_START), TCMP_OK);
 	tcmp_get_status(&st);
 	CHECK_EQ_U(st.mode, TCMP_MODE_SNAPSHOT);
@@ -396,6 +494,8 @@ const struct test_case golden_tests[] = {
 	{"golden/header_from_status_command", test_header_from_status_command},
 	{"golden/header_with_build_id", test_header_with_build_id},
 	{"golden/data_frames", test_data_frames},
+	{"golden/stack_data_frames", test_stack_data_frames},
+	{"golden/header_of_a_stack_run", test_header_of_a_stack_run},
 	{"golden/end_and_reply", test_end_and_reply},
 	{"golden/threads", test_threads},
 	{"golden/drain_replays", test_drain_replays},

@@ -320,7 +320,7 @@ static void test_stream_drops_are_counted(void)
 	static const struct fake_thread t[2] = {{0x20001000u, "main"}, {0x20002000u, "idle"}};
 	port.threads = t;
 	port.nthreads = 2;
-	CHECK_EQ_U(start(10000, 25, TCMP_FIELD_ALL, TCMP_MODE_STREAM, 0, 0), TCMP_OK);
+	CHECK_EQ_U(start(10000, 25, FIELDS_4WORD, TCMP_MODE_STREAM, 0, 0), TCMP_OK);
 	CHECK_EQ_U(status().capacity, cap);
 	/* No poll: the ring fills, then 500 samples are dropped, the ISR
 	 * neither blocks nor overwrites. */
@@ -338,7 +338,7 @@ static void test_stream_drops_are_counted(void)
 	size_t end_at, n;
 	for (int i = 0; i < 100; i++)
 		tcmp_poll();
-	collect(TCMP_FIELD_ALL, &end_at, &n);
+	collect(FIELDS_4WORD, &end_at, &n);
 	CHECK(got_next >= TCMP_STREAM_BATCH);
 	uint32_t sent = got_next;
 	for (uint32_t i = 0; i < 10; i++)
@@ -353,7 +353,7 @@ static void test_stream_drops_are_counted(void)
 	CHECK_EQ_U(frames[0].type, TCMP_FRAME_REPLY);
 	CHECK_EQ_U(frames[n - 2].type, TCMP_FRAME_THREADS);
 	CHECK_EQ_U(frames[n - 2].p[1], 2);
-	collect(TCMP_FIELD_ALL, &end_at, &n);
+	collect(FIELDS_4WORD, &end_at, &n);
 	CHECK_EQ_U(end_at, n - 1);
 	CHECK_EQ_U(got_next, cap + 10);
 	CHECK_EQ_U(le32(&frames[end_at].p[10]), cap + 510); /* taken */
@@ -371,7 +371,7 @@ static void test_stream_drops_are_counted(void)
 static void test_stream_records_all_fields(void)
 {
 	fake_reset(NULL);
-	CHECK_EQ_U(start(10000, 25, TCMP_FIELD_ALL, TCMP_MODE_STREAM, 300, 0), TCMP_OK);
+	CHECK_EQ_U(start(10000, 25, FIELDS_4WORD, TCMP_MODE_STREAM, 300, 0), TCMP_OK);
 	for (uint32_t i = 0; i < 300; i++) {
 		port.current_thread = 0x20000000u + 0x100u * (i % 5);
 		fake_sample(pc_of(i), i % 4 ? 0x60000001u + 8 * i : 0xFFFFFFE9u,
@@ -386,7 +386,7 @@ static void test_stream_records_all_fields(void)
 		if (frames[f].type != TCMP_FRAME_DATA)
 			continue;
 		uint32_t first;
-		size_t k = data_records(&frames[f], TCMP_FIELD_ALL, &first, recs, 600);
+		size_t k = data_records(&frames[f], FIELDS_4WORD, &first, recs, 600);
 		CHECK_EQ_U(first, next);
 		for (uint32_t i = first; i < first + k; i++) {
 			const struct tcmp_record *r = &recs[i - first];
@@ -527,7 +527,7 @@ static void test_start_rejects_bad_args(void)
 	} bad[] = {
 		{10000, 25, 0, 0, 0, 0},                 /* no PC */
 		{10000, 25, TCMP_FIELD_LR, 0, 0, 0},     /* no PC */
-		{10000, 25, 0x11, 0, 0, 0},              /* unknown field */
+		{10000, 25, 0x21, 0, 0, 0},              /* unknown field */
 		{10000, 25, 1, 2, 0, 0},                 /* unknown mode */
 		{10000, 51, 1, 0, 0, 0},                 /* jitter above the maximum */
 		{200000, 0, 1, 0, 0, 0},                 /* faster than the port allows */
@@ -568,8 +568,9 @@ static void test_start_rejects_bad_args(void)
 	fake_command(TCMP_CMD_STATUS, NULL, 0);
 	size_t n = fake_frames(frames, 2, NULL, 1);
 	CHECK_EQ_U(n, 1);
-	CHECK_EQ_U(frames[0].len, 1 + 43 + 32);
+	CHECK_EQ_U(frames[0].len, 1 + 44 + 32); /* 43 + n, then the stack words (1.1) */
 	CHECK_EQ_U(frames[0].p[43], 32);
+	CHECK_EQ_U(frames[0].p[1 + 43 + 32], 0);
 }
 
 static void test_duration_to_count(void)
@@ -600,7 +601,7 @@ static void test_frames_never_exceed_512(void)
 {
 	/* Worst-case records: every field jumps by 2^31. */
 	fake_reset(NULL);
-	CHECK_EQ_U(start(10000, 0, TCMP_FIELD_ALL, TCMP_MODE_STREAM, 5000, 0), TCMP_OK);
+	CHECK_EQ_U(start(10000, 0, FIELDS_4WORD, TCMP_MODE_STREAM, 5000, 0), TCMP_OK);
 	size_t max_payload = 0, max_wire = 0, nframes = 0;
 	for (uint32_t i = 0; i < 5000; i++) {
 		port.current_thread = i % 2 ? 0x80000000u : 0;

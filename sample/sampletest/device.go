@@ -77,6 +77,7 @@ type Device struct {
 	state    sample.State
 	mode     sample.Mode
 	fields   sample.Fields
+	stackK   uint8 // K of a STACK run
 	jitter   uint8
 	rate     uint32
 	target   uint32 // samples the run takes
@@ -95,12 +96,16 @@ type Device struct {
 // fields are set).
 func (d *Device) Record(i uint32) sample.Record {
 	d.mu.Lock()
-	f := d.fields
+	f, k := d.fields, d.stackK
 	d.mu.Unlock()
-	return d.record(i, f)
+	return d.record(i, f, k)
 }
 
-func (d *Device) record(i uint32, f sample.Fields) sample.Record {
+// record i of a run with fields f and, with STACK, k stack words: the
+// stack is one of three threads' at a random depth, so that stacks repeat
+// as they do on a device. With Replay set, the fields are the replayed
+// record's.
+func (d *Device) record(i uint32, f sample.Fields, k uint8) sample.Record {
 	if n := uint32(len(d.Replay)); n > 0 {
 		rec := d.Replay[i%n]
 		r := sample.Record{Index: i, PC: rec.PC}
@@ -112,6 +117,10 @@ func (d *Device) record(i uint32, f sample.Fields) sample.Record {
 		}
 		if f&sample.FieldThread != 0 {
 			r.Thread = rec.Thread
+		}
+		if f&sample.FieldStack != 0 {
+			r.SP = rec.SP
+			r.Stack = rec.Stack[:min(len(rec.Stack), int(k))]
 		}
 		return r
 	}
@@ -129,6 +138,19 @@ func (d *Device) record(i uint32, f sample.Fields) sample.Record {
 	}
 	if f&sample.FieldThread != 0 && len(d.Threads) > 0 {
 		r.Thread = d.Threads[h.IntN(len(d.Threads))].ID
+	}
+	if f&sample.FieldStack != 0 {
+		thread := uint32(h.IntN(3))
+		top := 0x20201000 + 0x800*thread
+		depth := uint32(h.IntN(48))
+		r.SP = top - 4*depth
+		for w := range min(depth, uint32(k)) {
+			addr := r.SP + 4*w
+			r.Stack = append(r.Stack, addr^0x55555555*thread) // the same word at the same address
+		}
+		if len(r.Stack) > 0 {
+			r.Stack[0] = h.Uint32() // the innermost word changes
+		}
 	}
 	return r
 }
@@ -283,7 +305,7 @@ func (d *Device) header() *sample.Header {
 	return &sample.Header{ProtoMajor: major, ProtoMinor: sample.ProtoMinor, SamplerVersion: [3]uint8{0, 1, 0},
 		State: d.state, Mode: d.mode, Fields: d.fields | sample.FieldPC, JitterPct: d.jitter, CPUHz: d.CPUHz, TimerHz: d.TimerHz,
 		IntervalTicks: d.TimerHz / rate, Capacity: d.Capacity, Taken: d.taken, Dropped: d.taken - d.stored,
-		Stored: d.stored, HeldFrom: d.heldFrom, BuildID: d.BuildID}
+		Stored: d.stored, HeldFrom: d.heldFrom, BuildID: d.BuildID, StackWords: d.stackK}
 }
 
 func (d *Device) start(c *sample.Start) error {
@@ -293,14 +315,24 @@ func (d *Device) start(c *sample.Start) error {
 	if rate == 0 {
 		rate = d.DefaultRateHz
 	}
+	k := uint8(0)
+	if c.Fields&sample.FieldStack != 0 {
+		k = c.StackWords
+		if k == 0 {
+			k = sample.DefaultStackWords
+		}
+	}
 	switch {
 	case d.state != sample.StateIdle:
 		status = sample.StatusBusy
 	case c.Fields&sample.FieldPC == 0 || c.JitterPct > 50 || rate > d.MaxRateHz || c.Mode > sample.ModeStream:
 		status = sample.StatusBadArg
+	case c.Fields&sample.FieldStack != 0 && (c.Fields&sample.FieldLR == 0 || k < sample.MinStackWords || k > sample.MaxStackWords):
+		status = sample.StatusBadArg
 	}
 	if status == sample.StatusOK {
 		d.state, d.mode, d.fields, d.jitter, d.rate = sample.StateRunning, c.Mode, c.Fields, c.JitterPct, rate
+		d.stackK = k
 		d.taken, d.stored, d.sent, d.heldFrom = 0, 0, 0, 0
 		d.target = d.Capacity
 		if c.Count > 0 {
@@ -488,9 +520,12 @@ func (d *Device) sendRecords(from, end uint32, fields sample.Fields) error {
 // sendFrame sends one DATA frame of the first records of [from, end),
 // filled as the firmware fills it, and returns how many it sent.
 func (d *Device) sendFrame(from, end uint32, fields sample.Fields) (uint32, error) {
+	d.mu.Lock()
+	k := d.stackK
+	d.mu.Unlock()
 	recs := make([]sample.Record, min(end-from, sample.MaxPayload))
 	for i := range recs {
-		recs[i] = d.record(from+uint32(i), fields)
+		recs[i] = d.record(from+uint32(i), fields, k)
 	}
 	data := sample.FillData(from, fields, recs)
 	return uint32(len(data.Records)), d.sendData(data)

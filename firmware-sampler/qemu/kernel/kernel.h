@@ -18,6 +18,12 @@
 
 struct k_thread {
 	uint32_t sp; /* saved stack pointer while switched out */
+	/* The thread's stack, as Zephyr's k_thread.stack_info: the sampler's
+	 * STACK field copies no further than start + size. */
+	struct {
+		uintptr_t start;
+		size_t size;
+	} stack_info;
 	const char *name;
 	uint8_t state;
 	const void *wait_on; /* object the thread is pending on */

@@ -41,6 +41,8 @@ void k_thread_create(struct k_thread *t, const char *name, void *stack, size_t s
 	f->pc = (uint32_t)(uintptr_t)arch_thread_entry;
 	memset(t, 0, sizeof(*t));
 	t->sp = (uint32_t)(uintptr_t)f;
+	t->stack_info.start = (uintptr_t)stack;
+	t->stack_info.size = top - (uintptr_t)stack;
 	t->name = name;
 	t->state = THREAD_READY;
 	threads[thread_count++] = t;

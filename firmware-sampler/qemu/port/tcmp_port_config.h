@@ -39,4 +39,25 @@ struct k_thread;
 extern struct k_thread *volatile _current;
 #define TCMP_PORT_CURRENT_THREAD() ((uint32_t)(uintptr_t)_current)
 
+/*
+ * The stack the STACK field copies from, by EXC_RETURN bit 2: the current
+ * thread's (PSP; its k_thread in OCRAM) or the interrupt stack (MSP;
+ * ld/teensy_qemu.ld). Inline, like the hooks above: it is on every sample
+ * of a STACK run.
+ */
+#include "kernel.h"
+extern uint32_t __stack_start[], __stack_top[];
+static inline __attribute__((always_inline)) uint32_t qemu_stack_room(uint32_t exc_return,
+								       const uint32_t *sp)
+{
+	uintptr_t lo = (uintptr_t)__stack_start, hi = (uintptr_t)__stack_top, at = (uintptr_t)sp;
+	if (exc_return & 4u) {
+		const struct k_thread *t = _current;
+		lo = t->stack_info.start;
+		hi = lo + t->stack_info.size;
+	}
+	return at >= lo && at <= hi ? (uint32_t)(hi - at) : 0u;
+}
+#define TCMP_PORT_STACK_ROOM(exc_return, sp) qemu_stack_room(exc_return, sp)
+
 #endif

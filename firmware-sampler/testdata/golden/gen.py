@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Golden vectors of the tcmprof wire protocol (docs/protocol.md), v1.0.
+"""Golden vectors of the tcmprof wire protocol (docs/protocol.md), v1.1.
 
 Written from the spec alone, independently of the C encoder (core/) and the
 Go decoder (sample/): both test suites compare their bytes with the files
@@ -16,8 +16,9 @@ and lists, per .bin file, the frames it holds in order, decoded:
      "frames": [{"type": "DATA", "type_code": 2, "payload_hex": "...", ...fields}],
      "non_frame_segments": ["hex", ...]}       (only in mixed_stream.bin)
 A DATA frame also carries "fields" (the run's field set, which the frame
-itself does not hold). 32-bit addresses and ids are "0x%08x" strings; other
-integers are JSON numbers.
+itself does not hold); a record of a STACK run carries "sp" and "stack"
+(its n words, "0x%08x" strings). 32-bit addresses and ids are "0x%08x"
+strings; other integers are JSON numbers.
 
 The scenarios the C tests replay (the drain_* files) are built from the same
 formulas as firmware-sampler/tests/test_golden.c: see sample_at().
@@ -30,9 +31,13 @@ import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-FIELD_PC, FIELD_LR, FIELD_EXC, FIELD_THREAD = 1, 2, 4, 8
+FIELD_PC, FIELD_LR, FIELD_EXC, FIELD_THREAD, FIELD_STACK = 1, 2, 4, 8, 16
 MAX_PAYLOAD = 512
 MAX_RECORD = 17
+STACK_WORDS_MAX = 64
+STACK_REF_WINDOW = 16
+# the other fields (17), SP (5), n and ref (1 each), one run pair (2), K literals of 5
+MAX_STACK_RECORD = 17 + 5 + 1 + 1 + 2 + 5 * STACK_WORDS_MAX
 
 HEADER, DATA, END, REPLY, THREADS = 1, 2, 3, 4, 5
 START, STOP, STATUS, DRAIN, DONE = 0x81, 0x82, 0x83, 0x84, 0x85
@@ -117,20 +122,72 @@ def zigzag(d):
 # --- device -> host frames ---------------------------------------------------
 
 def header(state, mode, fields, jitter, cpu_hz, timer_hz, mean, capacity,
-           taken, dropped, stored, held_from, build_id=b""):
-    body = struct.pack("<BBBBBBBBBB", 1, 0, 0, 1, 0, state, mode, fields, jitter, 0)
+           taken, dropped, stored, held_from, build_id=b"", stack_words=0):
+    body = struct.pack("<BBBBBBBBBB", 1, 1, 0, 2, 0, state, mode, fields, jitter, 0)
     body += struct.pack("<IIIIIIII", cpu_hz, timer_hz, mean, capacity, taken, dropped, stored, held_from)
-    body += bytes([len(build_id)]) + build_id
+    body += bytes([len(build_id)]) + build_id + bytes([stack_words])
     p = payload(HEADER, body)
-    desc = {"type": "HEADER", "proto_major": 1, "proto_minor": 0, "sampler_version": [0, 1, 0],
+    desc = {"type": "HEADER", "proto_major": 1, "proto_minor": 1, "sampler_version": [0, 2, 0],
             "state": state, "mode": mode, "fields": fields, "jitter_pct": jitter,
             "cpu_hz": cpu_hz, "timer_hz": timer_hz, "mean_interval_ticks": mean,
             "capacity": capacity, "taken": taken, "dropped": dropped, "stored": stored,
-            "held_from": held_from, "build_id": build_id.hex()}
+            "held_from": held_from, "build_id": build_id.hex(), "stack_words": stack_words}
     return p, desc
 
 
-def encode_record(fields, rec, prev):
+def covered_word(ref, addr):
+    """The word of the reference record at addr, or None when it does not
+    cover addr (sp <= addr < sp + 4 n)."""
+    if ref is None:
+        return None
+    off = (addr - ref["sp"]) & 0xFFFFFFFF
+    if off >= 4 * len(ref["stack"]):
+        return None
+    return ref["stack"][off // 4]
+
+
+def stack_runs(rec, ref):
+    """The runs of rec's stack words against ref: maximal runs of words
+    equal to a covered reference word (same), maximal runs of the rest
+    (diff), each diff word as varint(zigzag(word - covered word or 0))."""
+    words, sp = rec["stack"], rec["sp"]
+    same_at = [covered_word(ref, (sp + 4 * i) & 0xFFFFFFFF) == w for i, w in enumerate(words)]
+    out = bytearray()
+    i = 0
+    while i < len(words):
+        same = 0
+        while i + same < len(words) and same_at[i + same]:
+            same += 1
+        diff = 0
+        while i + same + diff < len(words) and not same_at[i + same + diff]:
+            diff += 1
+        out += varint(same) + varint(diff)
+        for k in range(i + same, i + same + diff):
+            base = covered_word(ref, (sp + 4 * k) & 0xFFFFFFFF) or 0
+            out += varint(zigzag(s32(words[k] - base)))
+        i += same + diff
+    return bytes(out)
+
+
+def encode_stack(rec, prev, earlier):
+    """STACK: sp delta, n, and with words the reference (0 = none, else how
+    many records back in this frame, at most 16) whose runs are shortest
+    (none unless a reference is strictly shorter; the nearest of equals)."""
+    out = bytearray(varint(zigzag(s32(rec["sp"] - prev["sp"]))))
+    out += varint(len(rec["stack"]))
+    if not rec["stack"]:
+        return bytes(out)
+    best_ref, best = 0, stack_runs(rec, None)
+    for back in range(1, min(STACK_REF_WINDOW, len(earlier)) + 1):
+        runs = stack_runs(rec, earlier[-back])
+        if len(runs) < len(best):
+            best_ref, best = back, runs
+    return bytes(out + varint(best_ref) + best)
+
+
+def encode_record(fields, rec, prev, earlier=()):
+    """rec coded against prev; earlier are the records before it in its
+    frame (oldest first), the references a stack may use."""
     out = bytearray()
     out += varint(zigzag(s32(rec["pc"] - prev["pc"]) >> 1))
     if fields & FIELD_LR:
@@ -139,6 +196,8 @@ def encode_record(fields, rec, prev):
         out += varint(rec["exc"])
     if fields & FIELD_THREAD:
         out += varint(zigzag(s32(rec["thread"] - prev["thread"])))
+    if fields & FIELD_STACK:
+        out += encode_stack(rec, prev, earlier)
     return bytes(out)
 
 
@@ -150,21 +209,33 @@ def record_desc(fields, rec):
         d["exc"] = rec["exc"]
     if fields & FIELD_THREAD:
         d["thread"] = hx(rec["thread"])
+    if fields & FIELD_STACK:
+        d["sp"] = hx(rec["sp"])
+        d["stack"] = [hx(w) for w in rec["stack"]]
     return d
 
 
 def data_frames(fields, first, recs):
-    """DATA frames for recs numbered from first, filled while the worst-case
-    record (17 bytes) still fits: [(payload, desc), ...]."""
+    """DATA frames for recs numbered from first: [(payload, desc), ...].
+    Without STACK a frame takes records while the worst-case record (17
+    bytes) still fits; with STACK while the next record itself fits."""
     frames = []
     i = 0
     while i < len(recs):
         body = bytearray(struct.pack("<IH", first + i, 0))
-        prev = {"pc": 0, "lr": 0, "thread": 0}
+        prev = {"pc": 0, "lr": 0, "thread": 0, "sp": 0}
         k = 0
         # payload = 1 type + body + 4 crc
-        while i + k < len(recs) and 1 + len(body) + MAX_RECORD + 4 <= MAX_PAYLOAD:
-            body += encode_record(fields, recs[i + k], prev)
+        while i + k < len(recs):
+            if fields & FIELD_STACK:
+                rec = encode_record(fields, recs[i + k], prev, recs[i:i + k])
+                if 1 + len(body) + len(rec) + 4 > MAX_PAYLOAD:
+                    break
+            elif 1 + len(body) + MAX_RECORD + 4 <= MAX_PAYLOAD:
+                rec = encode_record(fields, recs[i + k], prev)
+            else:
+                break
+            body += rec
             prev = recs[i + k]
             k += 1
         struct.pack_into("<H", body, 4, k)
@@ -215,10 +286,14 @@ def threads_frames(entries):
 
 # --- host -> device frames ---------------------------------------------------
 
-def cmd_start(rate, jitter, fields, mode, count, duration_ms):
-    p = payload(START, struct.pack("<IBBBBII", rate, jitter, fields, mode, 0, count, duration_ms))
+def cmd_start(rate, jitter, fields, mode, count, duration_ms, stack_words=None):
+    """START; stack_words None sends the 16-byte body of protocol 1.0."""
+    body = struct.pack("<IBBBBII", rate, jitter, fields, mode, 0, count, duration_ms)
+    if stack_words is not None:
+        body += bytes([stack_words])
+    p = payload(START, body)
     return p, {"type": "START", "rate_hz": rate, "jitter_pct": jitter, "fields": fields,
-               "mode": mode, "count": count, "duration_ms": duration_ms}
+               "mode": mode, "count": count, "duration_ms": duration_ms, "stack_words": stack_words or 0}
 
 
 def cmd_plain(ctype):
@@ -353,6 +428,70 @@ def files():
     add("data_fill_rule.bin", "DATA fill rule: 16 bytes of room left stop a frame although the next record needs 1",
         frames)
 
+    add("header_stack.bin", "HEADER of a held STACK snapshot (K = 32, 431 records of 38 words)",
+        [header(2, 0, 0x1F, 25, 600000000, 24000000, 2400, 431, 431, 0, 431, 0, BUILD_ID, 32)])
+
+    # Thread A's stack at 0x20201f80, thread B's at 0x20203f00, the
+    # interrupt stack near its top at 0x20210fe0.
+    a0 = [0x60001235, 0x20201fc0, 0x00000007, 0x00000000, 0x6000200b, 0x20208c34,
+          0x2020198c, 0x00000020, 0x60002f41, 0xaaaaaaaa, 0x20201ff8, 0x6000b387]
+    a1 = a0[:2] + [0x00000008, 0x00000001] + a0[4:]
+    stack_recs = [
+        {"pc": 0x60001000, "lr": 0x60001235, "exc": 0, "thread": 0x20001000, "sp": 0x20201f80, "stack": a0},
+        {"pc": 0x60001004, "lr": 0x60001235, "exc": 0, "thread": 0x20001000, "sp": 0x20201f80, "stack": a1},
+        {"pc": 0x60003000, "lr": 0x60003101, "exc": 0, "thread": 0x20003400, "sp": 0x20203f00,
+         "stack": [0x00000001, 0x60003201, 0x20203f40, 0x6000b387, 0x00000000]},
+        # The same memory as record 0 seen two words higher: three back is
+        # shorter than the nearer record 1, whose words 2 and 3 differ.
+        {"pc": 0x60001010, "lr": 0x60001235, "exc": 0, "thread": 0x20001000, "sp": 0x20201f88, "stack": a0[2:]},
+        # SP outside every stack the port knows: no words.
+        {"pc": 0x00000100, "lr": 0x00000101, "exc": 0, "thread": 0x20000c80, "sp": 0x10000000, "stack": []},
+        # Deeper by two words: two new words, then record 0's.
+        {"pc": 0x60001100, "lr": 0x60001001, "exc": 0, "thread": 0x20001000, "sp": 0x20201f78,
+         "stack": [0x00000003, 0x60001005] + a0},
+        # Handler mode on the interrupt stack, three words below its top;
+        # an EXC_RETURN word codes small against no reference (zigzag(-7)).
+        {"pc": 0x60004000, "lr": 0xfffffffd, "exc": 16 + 31, "thread": 0x20001000, "sp": 0x20210ff4,
+         "stack": [0x00000004, 0x60004101, 0xfffffffd]},
+        # A counter word one above the reference's: a 1-byte literal.
+        {"pc": 0x60001004, "lr": 0x60001235, "exc": 0, "thread": 0x20001000, "sp": 0x20201f80,
+         "stack": a1[:7] + [a1[7] + 1] + a1[8:]},
+    ]
+    add("data_stack.bin",
+        "DATA, PC+LR+EXC+THREAD+STACK: no reference, the nearest, a farther shorter one, no words, "
+        "uncovered words, a stack near its top, small literals; first index 20",
+        [data_frame(0x1F, 20, stack_recs)])
+    add("data_stack_pc_lr.bin", "DATA, PC+LR+STACK (the smallest field set with STACK)",
+        [data_frame(FIELD_PC | FIELD_LR | FIELD_STACK, 0, stack_recs[:4])])
+
+    # Record 17 repeats record 0's stack, but 16 other stacks came between:
+    # beyond the window, so it is coded without a reference.
+    window = [{"pc": 0x60001000, "lr": 0x60001235, "sp": 0x20201f80, "stack": a0}]
+    window += [{"pc": 0x60002000 + 4 * i, "lr": 0x60002001, "sp": 0x20220000 + 0x100 * i, "stack": [i + 1]}
+               for i in range(16)]
+    window.append({"pc": 0x60001000, "lr": 0x60001235, "sp": 0x20201f80, "stack": a0})
+    p, d = data_frame(FIELD_PC | FIELD_LR | FIELD_STACK, 0, window)
+    add("data_stack_window.bin",
+        "DATA, STACK: a stack 17 records back is beyond the 16-record window of references", [(p, d)])
+
+    # Stacks of 40 pseudo-random words (~200 bytes each): a frame takes
+    # records while the next one itself fits, not while a worst case does.
+    def lcg(n, seed):
+        out = []
+        for _ in range(n):
+            seed = (seed * 1103515245 + 12345) & 0xFFFFFFFF
+            out.append(seed ^ (seed >> 7))
+        return out
+    big = [{"pc": 0x60001000 + 2 * i, "lr": 0x60001235, "exc": 0, "thread": 0x20001000,
+            "sp": 0x20201000 - 16 * i, "stack": lcg(40 if i % 3 else 8, i + 1)} for i in range(9)]
+    frames = data_frames(0x1F, 0, big)
+    room = MAX_PAYLOAD - len(frames[0][0])
+    assert len(frames) > 1 and 0 < room < MAX_STACK_RECORD, room
+    assert len(frames[0][0]) <= MAX_PAYLOAD
+    add("data_stack_fill.bin",
+        "DATA, STACK fill rule: records are added while they themselves fit, %d bytes left in the first frame" % room,
+        frames)
+
     add("end.bin", "END DRAINED, then END STREAM_STOPPED",
         [end(0, 10, 60, 1000, 0, 1000), end(1, 0, 4096, 5000, 904, 4096)])
     add("reply.bin", "REPLY with every status, and to an unreadable frame (command 0)",
@@ -366,6 +505,8 @@ def files():
         [cmd_start(10000, 25, 0x0F, 1, 0, 2000)])
     add("cmd_start_default.bin", "START: device default rate, no jitter, PC, snapshot, 5000 samples",
         [cmd_start(0, 0, FIELD_PC, 0, 5000, 0)])
+    add("cmd_start_stack.bin", "START (1.1 body): 10 kHz, 25 % jitter, PC+LR+EXC+THREAD+STACK, snapshot, K = 32",
+        [cmd_start(10000, 25, 0x1F, 0, 0, 0, 32)])
     add("cmd_stop.bin", "STOP", [cmd_plain(STOP)])
     add("cmd_status.bin", "STATUS", [cmd_plain(STATUS)])
     add("cmd_drain.bin", "DRAIN records [5, 105)", [cmd_drain(5, 100)])
@@ -400,7 +541,10 @@ def files():
 def main():
     check = "--check" in sys.argv[1:]
     bad = []
-    index = {"protocol": "1.0", "limits": {"max_payload": MAX_PAYLOAD, "max_record_bytes": MAX_RECORD}, "files": []}
+    index = {"protocol": "1.1", "limits": {"max_payload": MAX_PAYLOAD, "max_record_bytes": MAX_RECORD,
+                                         "max_stack_record_bytes": MAX_STACK_RECORD,
+                                         "stack_words_max": STACK_WORDS_MAX,
+                                         "stack_ref_window": STACK_REF_WINDOW}, "files": []}
     for name, data, entry in files():
         index["files"].append(entry)
         path = os.path.join(HERE, name)

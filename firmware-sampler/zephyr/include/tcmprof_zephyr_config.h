@@ -30,6 +30,13 @@
 #define TCMP_ENABLE_THREAD 0
 #endif
 
+#ifdef CONFIG_TCMPROF_SAMPLER_STACK
+#define TCMP_ENABLE_STACK 1
+#include "tcmprof_stack_room.h"
+#else
+#define TCMP_ENABLE_STACK 0
+#endif
+
 /* The PIT register block, from the pit0 node (its status stays "disabled"). */
 #define TCMP_PIT_BASE ((struct tcmp_pit_regs *)DT_REG_ADDR(DT_NODELABEL(pit0)))
 

@@ -52,6 +52,7 @@ static const struct {
 	{"lr", TCMP_FIELD_LR},
 	{"exc", TCMP_FIELD_EXC},
 	{"thread", TCMP_FIELD_THREAD},
+	{"stack", TCMP_FIELD_STACK | TCMP_FIELD_LR}, /* the host unwinds from LR too */
 };
 
 /* "pc,lr,thread" -> bit set; PC is always included. Returns -1 on an unknown name. */
@@ -86,7 +87,8 @@ static uint8_t default_fields(void)
 {
 	return TCMP_FIELD_PC | (IS_ENABLED(CONFIG_TCMPROF_SAMPLER_FIELD_LR) ? TCMP_FIELD_LR : 0) |
 	       (IS_ENABLED(CONFIG_TCMPROF_SAMPLER_FIELD_EXC) ? TCMP_FIELD_EXC : 0) |
-	       (IS_ENABLED(CONFIG_TCMPROF_SAMPLER_FIELD_THREAD) ? TCMP_FIELD_THREAD : 0);
+	       (IS_ENABLED(CONFIG_TCMPROF_SAMPLER_FIELD_THREAD) ? TCMP_FIELD_THREAD : 0) |
+	       (IS_ENABLED(CONFIG_TCMPROF_SAMPLER_FIELD_STACK) ? TCMP_FIELD_STACK : 0);
 }
 
 static int cmd_start(const struct shell *sh, size_t argc, char **argv)
@@ -97,6 +99,9 @@ static int cmd_start(const struct shell *sh, size_t argc, char **argv)
 		.fields = default_fields(),
 		.mode = IS_ENABLED(CONFIG_TCMPROF_SAMPLER_MODE_STREAM) ? TCMP_MODE_STREAM
 								   : TCMP_MODE_SNAPSHOT,
+#ifdef CONFIG_TCMPROF_SAMPLER_STACK
+		.stack_words = CONFIG_TCMPROF_SAMPLER_STACK_WORDS,
+#endif
 	};
 
 	if (argc > 1) {
@@ -113,7 +118,7 @@ static int cmd_start(const struct shell *sh, size_t argc, char **argv)
 		int fields = parse_fields(argv[2]);
 
 		if (fields < 0) {
-			shell_error(sh, "fields are a comma list of pc, lr, exc, thread, not \"%s\"",
+			shell_error(sh, "fields are a comma list of pc, lr, exc, thread, stack, not \"%s\"",
 				    argv[2]);
 			return -EINVAL;
 		}
@@ -155,9 +160,10 @@ static int cmd_status(const struct shell *sh, size_t argc, char **argv)
 	ARG_UNUSED(argc);
 	ARG_UNUSED(argv);
 	tcmprof_zephyr_status(&st);
-	shell_print(sh, "state %s, mode %s, fields 0x%x, jitter %u%%",
+	shell_print(sh, "state %s, mode %s, fields 0x%x, jitter %u%%, stack words %u",
 		    st.state < ARRAY_SIZE(states) ? states[st.state] : "?",
-		    st.mode == TCMP_MODE_STREAM ? "stream" : "snapshot", st.fields, st.jitter_pct);
+		    st.mode == TCMP_MODE_STREAM ? "stream" : "snapshot", st.fields, st.jitter_pct,
+		    st.stack_words);
 	shell_print(sh, "timer %u Hz, mean interval %u ticks (%u Hz)", timer_hz,
 		    st.mean_interval_ticks,
 		    st.mean_interval_ticks != 0 ? timer_hz / st.mean_interval_ticks : 0);
@@ -171,7 +177,7 @@ static int cmd_status(const struct shell *sh, size_t argc, char **argv)
 
 SHELL_STATIC_SUBCMD_SET_CREATE(tcmprof_cmds,
 	SHELL_CMD_ARG(start, NULL,
-		      "Start a run: start [rate_hz] [pc,lr,exc,thread] [snapshot|stream]\n"
+		      "Start a run: start [rate_hz] [pc,lr,exc,thread,stack] [snapshot|stream]\n"
 		      "Defaults come from CONFIG_TCMPROF_SAMPLER_*.",
 		      cmd_start, 1, 3),
 	SHELL_CMD_ARG(stop, NULL,

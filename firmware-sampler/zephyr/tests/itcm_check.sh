@@ -8,7 +8,8 @@
 # a Zephyr build may use (cmake/compiler/gcc/compiler_flags.cmake:
 # no_optimization -O0, optimization_debug -Og, _size -Os, _speed -O2,
 # _size_aggressive -Oz, _fast -Ofast):
-#   - the entry, the sample body and the timer hook are in .itcm;
+#   - the entry, the sample body, its STACK copy and the timer hook are in
+#     .itcm;
 #   - code in .itcm branches only within .itcm (no libc helper, no veneer)
 #     and refers only to .itcm, .dtcm_bss and _kernel;
 #   - the record buffer is in .dtcm_bss.
@@ -80,7 +81,8 @@ check_level() { # check_level -Ox
 	cflags="$opt -mcpu=cortex-m7 -mthumb -mfloat-abi=hard -mfpu=fpv5-d16 -ffunction-sections
  -fdata-sections -Wall -Wextra -Werror -I$here/zephyr_stub -I$zephyr/include -I$core
  -DTCMP_PORT_CONFIG_HEADER=\"tcmprof_zephyr_config.h\"
- -DCONFIG_TCMPROF_SAMPLER_BUFFER_WORDS=16384 -DCONFIG_TCMPROF_SAMPLER_THREAD=1"
+ -DCONFIG_TCMPROF_SAMPLER_BUFFER_WORDS=16384 -DCONFIG_TCMPROF_SAMPLER_THREAD=1
+ -DCONFIG_TCMPROF_SAMPLER_STACK=1 -DCONFIG_ISR_STACK_SIZE=2048"
 
 	ok=1
 	msg=""
@@ -109,7 +111,7 @@ check_level() { # check_level -Ox
 
 	ok=1
 	msg=""
-	for sym in tcmp_sample_isr tcmp_on_sample tcmp_port_timer_ack_next; do
+	for sym in tcmp_sample_isr tcmp_on_sample store_stack tcmp_port_timer_ack_next; do
 		a=$(addr "$sym")
 		in_range "$a" 0 0x20000 || { ok=0; msg="$msg $sym at 0x${a:-none};"; }
 	done

@@ -105,6 +105,10 @@ def test_defaults():
         "TCMPROF_USBD_INIT": "n",
         "TCMPROF_SAMPLER_BUILD_ID": "y",
         "TCMPROF_SAMPLER_LOG_LEVEL": "3",
+        "TCMPROF_SAMPLER_STACK": "y",
+        "THREAD_STACK_INFO": "y",  # selected: the bounds of the STACK copy
+        "TCMPROF_SAMPLER_FIELD_STACK": "n",
+        "TCMPROF_SAMPLER_STACK_WORDS": "32",
     }
     for name, v in want.items():
         check(value(kconf, name) == v, f"{name} = {value(kconf, name)!r}, want {v!r}")
@@ -129,6 +133,14 @@ def test_thread_field_off_drops_thread_defaults():
     kconf = enabled(TCMPROF_SAMPLER_THREAD="n")
     check(value(kconf, "TCMPROF_SAMPLER_FIELD_THREAD") == "n", "THREAD field default without support")
     check(value(kconf, "THREAD_MONITOR") == "n", "THREAD_MONITOR still selected")
+
+
+def test_stack_field_off_drops_its_options():
+    kconf = enabled(TCMPROF_SAMPLER_STACK="n")
+    check(value(kconf, "THREAD_STACK_INFO") == "n", "THREAD_STACK_INFO still selected")
+    check(value(kconf, "TCMPROF_SAMPLER_FIELD_STACK") == "n", "shell runs record stacks without support")
+    check(value(enabled(TCMPROF_SAMPLER_FIELD_LR="n", TCMPROF_SAMPLER_FIELD_STACK="y"),
+                "TCMPROF_SAMPLER_FIELD_STACK") == "n", "shell runs record stacks without LR")
 
 
 def test_unavailable_with_smp():
@@ -256,7 +268,9 @@ AUTOCONF_VARIANTS = {
     "v4-zephyr-build-id": (V4, [SAMPLE_CONF, SNIPPET_CONF], [("LINKER_GNU_BUILD_ID", "y")]),
     "v4-minimal": (V4, [], [("SERIAL", "y"), ("USB_DEVICE_STACK_NEXT", "y"), ("TCMPROF_SAMPLER", "y"),
                             ("TCMPROF_SAMPLER_THREAD", "n"), ("TCMPROF_SAMPLER_MODE_STREAM", "y"),
-                            ("TCMPROF_SAMPLER_BUILD_ID", "n")]),
+                            ("TCMPROF_SAMPLER_BUILD_ID", "n"), ("TCMPROF_SAMPLER_STACK", "n")]),
+    # Shell runs with stacks: the STACK field's code in every source.
+    "v3.7-stack": (V37, [SAMPLE_CONF, SNIPPET_CONF], [("TCMPROF_SAMPLER_FIELD_STACK", "y")]),
 }
 
 

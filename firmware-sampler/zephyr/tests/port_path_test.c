@@ -165,7 +165,7 @@ static bool run_snapshot(uint32_t observed[RUN])
 	struct tcmp_start_args args = {
 		.rate_hz = RATE_HZ,
 		.jitter_pct = JITTER_PCT,
-		.fields = TCMP_FIELD_ALL,
+		.fields = TCMP_FIELD_PC | TCMP_FIELD_LR | TCMP_FIELD_EXC | TCMP_FIELD_THREAD,
 		.mode = TCMP_MODE_SNAPSHOT,
 		.count = RUN,
 	};
@@ -315,6 +315,35 @@ static void test_drain_returns_delivered_samples(void)
 	CHECK(frames[nframes - 1].payload[0] == TCMP_FRAME_END, "drain does not end with END");
 }
 
+/*
+ * The STACK field's bounds (tcmprof_stack_room.h): PSP samples stop at the
+ * top of the current thread's stack_info, MSP samples at irq_stack, and a
+ * stack pointer outside the stack, no thread yet or no interrupt stack yet
+ * give no words.
+ */
+static void test_stack_room_follows_stack_info_and_irq_stack(void)
+{
+	static uint32_t thread_stack[256], isr_stack[768]; /* 3072 bytes, 2048 the bound */
+	struct k_thread t = {.stack_info = {.start = (uintptr_t)thread_stack, .size = sizeof(thread_stack)}};
+	const uint32_t psp = 0xFFFFFFFDu, msp = 0xFFFFFFF1u;
+
+	_kernel.cpus[0].current = &t;
+	_kernel.cpus[0].irq_stack = (char *)&isr_stack[768];
+	CHECK(TCMP_PORT_STACK_ROOM(psp, &thread_stack[200]) == 56 * 4, "PSP: 56 words below the top");
+	CHECK(TCMP_PORT_STACK_ROOM(psp, &thread_stack[256]) == 0, "PSP at the top");
+	CHECK(TCMP_PORT_STACK_ROOM(psp, &thread_stack[0]) == 256 * 4, "PSP at the bottom");
+	CHECK(TCMP_PORT_STACK_ROOM(psp, &isr_stack[700]) == 0, "PSP in another stack");
+	CHECK(TCMP_PORT_STACK_ROOM(msp, &isr_stack[756]) == 12 * 4, "MSP: 12 words below irq_stack");
+	/* The bound below irq_stack is CONFIG_ISR_STACK_SIZE (2048 bytes). */
+	CHECK(TCMP_PORT_STACK_ROOM(msp, &isr_stack[768 - 2048 / 4]) == 2048, "MSP at the bound");
+	CHECK(TCMP_PORT_STACK_ROOM(msp, &isr_stack[768 - 2048 / 4 - 1]) == 0, "MSP below the bound");
+	CHECK(TCMP_PORT_STACK_ROOM(msp, &thread_stack[200]) == 0, "MSP in a thread's stack");
+	_kernel.cpus[0].current = NULL;
+	CHECK(TCMP_PORT_STACK_ROOM(psp, &thread_stack[200]) == 0, "PSP with no current thread");
+	_kernel.cpus[0].irq_stack = NULL;
+	CHECK(TCMP_PORT_STACK_ROOM(msp, &isr_stack[756]) == 0, "MSP with no interrupt stack yet");
+}
+
 int main(void)
 {
 	static const struct check_test tests[] = {
@@ -322,6 +351,8 @@ int main(void)
 		{"every_ldval_is_a_used_interval", test_every_ldval_is_a_used_interval},
 		{"each_interrupt_acknowledges_once", test_each_interrupt_acknowledges_once},
 		{"drain_returns_delivered_samples", test_drain_returns_delivered_samples},
+		{"stack_room_follows_stack_info_and_irq_stack",
+		 test_stack_room_follows_stack_info_and_irq_stack},
 	};
 	return check_run("port_path", tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -42,11 +42,25 @@
 #define COND_CODE_1(flag, if_1, else) Z_COND1(flag, if_1, else)
 #define IF_ENABLED(flag, code) COND_CODE_1(flag, code, ())
 
+/* include/zephyr/kernel/thread.h: stack_info with CONFIG_THREAD_STACK_INFO
+ * (start, size, delta; start + size is the top of the writable stack). */
+struct _thread_stack_info {
+	uintptr_t start;
+	size_t size;
+	size_t delta;
+};
 struct k_thread {
+#ifdef CONFIG_THREAD_STACK_INFO
+	struct _thread_stack_info stack_info;
+#endif
 	int dummy;
 };
 typedef struct k_thread *k_tid_t;
+/* include/zephyr/kernel_structs.h: struct _cpu's irq_stack (the top of the
+ * interrupt stack) and current, the same in 3.7 and 4.x. */
 struct _cpu {
+	uint32_t nested;
+	char *irq_stack;
 	struct k_thread *current;
 };
 struct z_kernel {
