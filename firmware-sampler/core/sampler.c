@@ -58,7 +58,7 @@
 #define XPSR_ALIGNER_BIT 9
 
 /* Words of a record with the STACK field before its K stack words:
- * pc, lr, xpsr, thread, sp, n (the stack words copied). */
+ * lr, pc, xpsr, thread, sp, n (the stack words copied). */
 #define STACK_RECORD_HEAD 6u
 /* words_shift of a STACK run; see isr_state. */
 #define STACK_RUN_SHIFT 31u
@@ -77,7 +77,7 @@
  * where `second` is the frame word at `second_word` (LR or xPSR). Record
  * sizes are powers of two, so a record never straddles the end of the ring.
  *
- * A run with the STACK field has records of 6 + K words, [pc, lr, xpsr,
+ * A run with the STACK field has records of 6 + K words, [lr, pc, xpsr,
  * thread, sp, n, K stack words], which are no power of two; rounding them
  * up would waste a third of the buffer. store_stack writes them at
  * `stack_slot`, which steps by `stack_record` words and wraps at
@@ -107,7 +107,8 @@ struct isr_state {
 	uint32_t interval_span;  /* 2 * half-width + 1: draws are base + mulhi(rng, span) */
 #if TCMP_ENABLE_STACK
 	uint32_t *stack_slot;    /* where the next STACK record goes */
-	uint32_t *stack_end;     /* where stack_slot wraps to the buffer's start */
+	uint32_t *stack_end;     /* where stack_slot wraps to stack_start */
+	uint32_t *stack_start;   /* &buffer[STACK_RING_START] */
 	uint32_t stack_record;   /* words per STACK record: 6 + stack_words */
 	uint32_t stack_words;    /* K */
 #endif
@@ -140,76 +141,89 @@ SAMPLE_PATH_INLINE uint32_t draw_interval(uint32_t r, uint32_t base, uint32_t sp
 
 #if TCMP_ENABLE_STACK
 /*
- * Copies n words from src to dst. On the M7 eight words at a time with
- * LDM/STM (4 instructions per 8 words), then the last n % 8 in blocks of
- * 4, 2 and 1: the loop GCC writes for this takes 4 instructions per word,
- * and at -O2 it turns a plain loop into a call of memcpy in flash. r7 is
- * left alone: it is the frame pointer at -O0.
+ * Writes a STACK record at slot: the three frame words from lr (LR, PC,
+ * xPSR, consecutive in the stacked frame), thread, sp, n, then the n words
+ * at sp. On the M7 in assembly, because every instruction here runs on
+ * every sample: one LDM and one STM for the head, then n / 8 blocks of
+ * eight words as LDM/STM pairs entered by a computed jump into eight
+ * unrolled pairs (no loop counting), then the last n % 8 words in blocks
+ * of 4, 2 and 1. GCC writes 4 instructions per word for the loop and at
+ * -O2 turns it into a call of memcpy in flash. The operands sit in fixed
+ * registers because LDM/STM lists name registers; r7 stays untouched (the
+ * frame pointer at -O0). n is at most 64.
  */
-SAMPLE_PATH_INLINE void copy_words(uint32_t *dst, const uint32_t *src, uint32_t n)
+SAMPLE_PATH_INLINE void write_stack_record(uint32_t *slot, const uint32_t *lr, uint32_t thread,
+					   const uint32_t *sp, uint32_t n)
 {
 #if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)
+	register const uint32_t *r_lr __asm__("r0") = lr;
+	register uint32_t *r_dst __asm__("r1") = slot;
+	register uint32_t r_thread __asm__("r8") = thread;
+	register const uint32_t *r_src __asm__("r9") = sp;
+	register uint32_t r_n __asm__("r10") = n;
 	__asm volatile(
-		"subs   %[n], %[n], #8\n\t"
-		"blo    2f\n"
-		"1:\n\t"
-		"ldmia  %[src]!, {r4-r6, r8-r12}\n\t"
-		"stmia  %[dst]!, {r4-r6, r8-r12}\n\t"
-		"subs   %[n], %[n], #8\n\t"
-		"bhs    1b\n"
-		"2:\n\t"
-		/* n is now (n % 8) - 8: its low three bits are the rest,
-		 * bits 2, 1, 0 go to 31, 30, 29. */
-		"lsls   %[n], %[n], #29\n\t"
-		"beq    3f\n\t"
-		"lsls   %[n], %[n], #1\n\t" /* C = bit 2, N = bit 1 */
+		"ldmia  r0, {r4, r5, r6}\n\t"
+		"stmia  r1!, {r4, r5, r6, r8, r9, r10}\n\t"
+		"lsrs   r2, r10, #3\n\t"
+		"rsb    r2, r2, #8\n\t"
+		"lsls   r2, r2, #3\n\t"   /* 8 bytes per block to skip */
+		"add    pc, r2\n\t"       /* PC reads as this instruction + 4 */
+		"nop\n\t"
+		".rept  8\n\t"
+		"ldmia.w r9!, {r0, r3, r4, r5, r6, r8, r11, r12}\n\t"
+		"stmia.w r1!, {r0, r3, r4, r5, r6, r8, r11, r12}\n\t"
+		".endr\n\t"
+		/* n % 8 words: bits 2, 1, 0 of n go to bits 31, 30, 29. */
+		"lsls   r2, r10, #29\n\t"
+		"beq    1f\n\t"
+		"lsls   r2, r2, #1\n\t"   /* C = bit 2, N = bit 1 */
 		"itt    cs\n\t"
-		"ldmiacs %[src]!, {r4-r6, r8}\n\t"
-		"stmiacs %[dst]!, {r4-r6, r8}\n\t"
+		"ldmiacs r9!, {r3, r4, r5, r6}\n\t"
+		"stmiacs r1!, {r3, r4, r5, r6}\n\t"
 		"itt    mi\n\t"
-		"ldmiami %[src]!, {r4-r5}\n\t"
-		"stmiami %[dst]!, {r4-r5}\n\t"
-		"lsls   %[n], %[n], #1\n\t" /* C = bit 1, N = bit 0 */
+		"ldmiami r9!, {r3, r4}\n\t"
+		"stmiami r1!, {r3, r4}\n\t"
+		"lsls   r2, r2, #1\n\t"   /* N = bit 0 */
 		"itt    mi\n\t"
-		"ldrmi  r4, [%[src]]\n\t"
-		"strmi  r4, [%[dst]]\n"
-		"3:\n"
-		: [dst] "+r"(dst), [src] "+r"(src), [n] "+r"(n)
+		"ldrmi  r3, [r9]\n\t"
+		"strmi  r3, [r1]\n"
+		"1:\n"
+		: "+r"(r_lr), "+r"(r_dst), "+r"(r_thread), "+r"(r_src), "+r"(r_n)
 		:
-		: "r4", "r5", "r6", "r8", "r9", "r10", "r11", "r12", "cc", "memory");
+		: "r2", "r3", "r4", "r5", "r6", "r11", "r12", "cc", "memory");
 #else
+	slot[0] = lr[0];
+	slot[1] = lr[1];
+	slot[2] = lr[2];
+	slot[3] = thread;
+	slot[4] = (uint32_t)(uintptr_t)sp;
+	slot[5] = n;
 	for (uint32_t i = 0; i < n; i++)
-		dst[i] = src[i];
+		slot[STACK_RECORD_HEAD + i] = sp[i];
 #endif
 }
 
 /*
- * The record of a STACK run: the four words of the full record, then the
- * interrupted context's stack pointer (just above the hardware-stacked
- * frame, FP-extended and aligner word included), how many words were
- * copied and those words: at most K, never past the top of the stack the
- * port reports. A function of its own, so that only this path saves the
- * eight registers the copy uses.
+ * The record of a STACK run (see isr_state): the interrupted context's
+ * stack pointer is just above the hardware-stacked frame, FP-extended and
+ * aligner word included; at most K words are copied from there, never
+ * past the top of the stack the port reports. A function of its own, so
+ * that only this path saves the registers the copy uses.
  */
 static TCMP_ITCM_FUNC void store_stack(const uint32_t *frame, uint32_t exc_return)
 {
-	uint32_t *slot = isr.stack_slot;
 	uint32_t xpsr = frame[FRAME_XPSR];
-	slot[0] = frame[FRAME_PC];
-	slot[1] = frame[FRAME_LR];
-	slot[2] = xpsr;
-	slot[3] = CURRENT_THREAD();
-	const uint32_t *sp = frame + ((exc_return & EXC_RETURN_BASIC_FRAME) ? FRAME_WORDS : FRAME_WORDS_FP) +
-			     ((xpsr >> XPSR_ALIGNER_BIT) & 1u);
+	const uint32_t *sp = frame + FRAME_WORDS + ((xpsr >> XPSR_ALIGNER_BIT) & 1u);
+	if ((exc_return & EXC_RETURN_BASIC_FRAME) == 0)
+		sp += FRAME_WORDS_FP - FRAME_WORDS;
 	uint32_t n = STACK_ROOM(exc_return, sp) >> 2;
 	if (n > isr.stack_words)
 		n = isr.stack_words;
-	slot[4] = (uint32_t)(uintptr_t)sp;
-	slot[5] = n;
-	copy_words(slot + STACK_RECORD_HEAD, sp, n);
+	uint32_t *slot = isr.stack_slot;
+	write_stack_record(slot, &frame[FRAME_LR], CURRENT_THREAD(), sp, n);
 	slot += isr.stack_record;
 	if (slot == isr.stack_end)
-		slot = &buffer[STACK_RING_START];
+		slot = isr.stack_start;
 	isr.stack_slot = slot;
 }
 #endif
@@ -418,19 +432,23 @@ static struct tcmp_record record_at(uint32_t i)
 	struct tcmp_record r = {0};
 	if (shift == STACK_RUN_SHIFT) {
 		w = &buffer[STACK_RING_START + (i % core.capacity) * (STACK_RECORD_HEAD + core.stack_words)];
+		r.lr = w[0];
+		r.pc = w[1];
+		r.exc = w[2];
+		r.thread = w[3];
 		r.sp = w[4];
 		r.n = w[5];
 		r.stack = &w[STACK_RECORD_HEAD];
-	} else {
-		w = &buffer[(i << shift) & (TCMP_BUFFER_WORDS - 1u)];
+		return r;
 	}
+	w = &buffer[(i << shift) & (TCMP_BUFFER_WORDS - 1u)];
 	r.pc = w[0];
 	if (shift == 1) {
 		if (core.fields & TCMP_FIELD_LR)
 			r.lr = w[1];
 		else
 			r.exc = w[1];
-	} else if (shift >= 2) {
+	} else if (shift == 2) {
 		r.lr = w[1];
 		r.exc = w[2];
 		r.thread = w[3];
@@ -590,7 +608,8 @@ uint8_t tcmp_start(const struct tcmp_start_args *a)
 	if (stack_words != 0) {
 		isr.stack_words = stack_words;
 		isr.stack_record = STACK_RECORD_HEAD + stack_words;
-		isr.stack_slot = &buffer[STACK_RING_START];
+		isr.stack_start = &buffer[STACK_RING_START];
+		isr.stack_slot = isr.stack_start;
 		isr.stack_end = &buffer[STACK_RING_START + capacity * isr.stack_record];
 	}
 #endif

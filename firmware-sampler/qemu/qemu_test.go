@@ -94,10 +94,10 @@ func TestImageLayout(t *testing.T) {
 	}
 }
 
-// checkSamplePathFlashFree checks that ITCM holds the sampler's entry and
-// sample function and nothing else (no out-of-line helper, no long-branch
-// veneer to flash), and that every branch objdump finds in .itcm lands in
-// one of those two functions.
+// checkSamplePathFlashFree checks that ITCM holds the sampler's entry,
+// sample function and STACK record function and nothing else (no
+// out-of-line helper, no long-branch veneer to flash), and that every
+// branch objdump finds in .itcm lands in one of those functions.
 func checkSamplePathFlashFree(t *testing.T, elfPath string) {
 	t.Helper()
 	_, syms := loadSymbols(t, elfPath)
@@ -107,12 +107,12 @@ func checkSamplePathFlashFree(t *testing.T, elfPath string) {
 			sampler[fn.Name] = fn
 		}
 	}
-	if len(sampler) != 2 || sampler["tcmp_sample_isr"].Size == 0 || sampler["tcmp_on_sample"].Size == 0 {
+	if len(sampler) != 3 || sampler["tcmp_sample_isr"].Size == 0 || sampler["tcmp_on_sample"].Size == 0 || sampler["store_stack"].Size == 0 {
 		names := []string{}
 		for name := range sampler {
 			names = append(names, name)
 		}
-		t.Errorf("functions in ITCM: %v; want only tcmp_sample_isr and tcmp_on_sample", names)
+		t.Errorf("functions in ITCM: %v; want only tcmp_sample_isr, tcmp_on_sample and store_stack", names)
 	}
 	out, err := exec.Command("arm-none-eabi-objdump", "-d", "-j", ".itcm", elfPath).Output()
 	if err != nil {

@@ -50,13 +50,16 @@ extern uint32_t __stack_start[], __stack_top[];
 static inline __attribute__((always_inline)) uint32_t qemu_stack_room(uint32_t exc_return,
 								       const uint32_t *sp)
 {
-	uintptr_t lo = (uintptr_t)__stack_start, hi = (uintptr_t)__stack_top, at = (uintptr_t)sp;
+	uintptr_t lo = (uintptr_t)__stack_start, size = (uintptr_t)__stack_top - lo;
 	if (exc_return & 4u) {
 		const struct k_thread *t = _current;
 		lo = t->stack_info.start;
-		hi = lo + t->stack_info.size;
+		size = t->stack_info.size;
 	}
-	return at >= lo && at <= hi ? (uint32_t)(hi - at) : 0u;
+	/* Bytes from sp to the top; above the top or below the bottom it
+	 * wraps past size. */
+	uintptr_t room = lo + size - (uintptr_t)sp;
+	return room <= size ? (uint32_t)room : 0u;
 }
 #define TCMP_PORT_STACK_ROOM(exc_return, sp) qemu_stack_room(exc_return, sp)
 
