@@ -24,7 +24,8 @@ DEB_CHECKS   := arm-none-eabi-gcc:gcc-arm-none-eabi \
                 python3:python3 \
                 /usr/bin/time:time \
                 socat:socat \
-                tmux:tmux
+                tmux:tmux \
+                gdb-multiarch:gdb-multiarch
 
 .PHONY: all deps build test test-go test-c demo bench fuzz clean
 

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package elf
+
+import (
+	"fmt"
+
+	"github.com/go-delve/delve/pkg/dwarf/frame"
+)
+
+// StackSnapshot is what a sample knows of the interrupted context: its PC,
+// SP and LR, and a copy of the stack memory above SP.
+type StackSnapshot struct {
+	PC, SP, LR uint32
+	// Words[i] is the word at SP + 4i.
+	Words []uint32
+	// AtTop says the words end at the top of the stack (the copy stopped
+	// there, not at its limit): nothing lies above them.
+	AtTop bool
+}
+
+// end is the address just past the snapshot's words.
+func (s *StackSnapshot) end() uint64 { return uint64(s.SP) + 4*uint64(len(s.Words)) }
+
+// word is the snapshot's word at addr, when it holds that address.
+func (s *StackSnapshot) word(addr uint64) (uint32, bool) {
+	if addr < uint64(s.SP) || addr+4 > s.end() || addr%4 != 0 {
+		return 0, false
+	}
+	return s.Words[(addr-uint64(s.SP))/4], true
+}
+
+// UnwoundFrame is one frame of an unwound stack.
+type UnwoundFrame struct {
+	// PC is the sampled PC in the first frame and in a frame an exception
+	// interrupted; in the frames of callers it is the call instruction
+	// (BL/BLX) the return address follows, so that it symbolizes to the
+	// calling line; in a tail-call frame it is the tail call (B.W).
+	PC uint32
+	// SP is the stack pointer in this frame: for a caller, the callee's CFA.
+	SP uint32
+	// Interrupted says an exception entered above this frame: PC is the
+	// interrupted instruction, not a call.
+	Interrupted bool
+	// TailCall says the stack holds no frame of this function: it ended by
+	// branching to the function below it (a tail call), whose return goes
+	// to this function's caller. The unwinder puts it back when the call
+	// its caller made and the tail calls of the image leave no other path.
+	TailCall bool
+}
+
+// UnwindStop says why an unwind ended.
+type UnwindStop uint8
+
+// Why unwinds stop. The first two mean the stack was unwound completely;
+// the others that it was cut short.
+const (
+	// StopOutermost: the last frame has no caller: its CFI says the
+	// return address is undefined, the return address is 0, or its SP is
+	// the top of the stack.
+	StopOutermost UnwindStop = iota
+	// StopException: the last frame was entered by an exception whose
+	// interrupted context ran on the other stack (EXC_RETURN bit 2), which
+	// the snapshot does not hold.
+	StopException
+	// StopDepth: the next frame's saved registers lie above the snapshot.
+	StopDepth
+	// StopNoCFI: no CFI describes the last frame's PC.
+	StopNoCFI
+	// StopNotACall: the return address found does not follow a BL or BLX.
+	StopNotACall
+	// StopBadCFI: the CFI asks for a register the unwinder does not know or
+	// an expression, moves the CFA below SP, or makes no progress.
+	StopBadCFI
+	// StopMaxFrames: MaxUnwindFrames frames and still going.
+	StopMaxFrames
+)
+
+var unwindStopNames = [...]string{
+	StopOutermost: "complete", StopException: "complete to the exception entry",
+	StopDepth: "truncated by the snapshot's depth", StopNoCFI: "no CFI",
+	StopNotACall: "return address not after a call", StopBadCFI: "unusable CFI",
+	StopMaxFrames: "too many frames",
+}
+
+func (s UnwindStop) String() string {
+	if int(s) < len(unwindStopNames) {
+		return unwindStopNames[s]
+	}
+	return fmt.Sprintf("stop %d", uint8(s))
+}
+
+// Complete reports whether the stop means the whole stack was unwound.
+func (s UnwindStop) Complete() bool { return s == StopOutermost || s == StopException }
+
+// MaxUnwindFrames bounds an unwind. Every frame but one after the first or
+// an exception takes a word of the snapshot for its return address, so a
+// snapshot of 64 words never needs more.
+const MaxUnwindFrames = 2 * 64
+
+// ARM DWARF register numbers.
+const (
+	regSP = 13
+	regLR = 14
+	regPC = 15
+)
+
+// Exception frames (ARMv7-M): r0-r3, r12, lr, pc, xPSR, 8 words; 26 with the
+// FP extension (EXC_RETURN bit 4 clear); one more when xPSR bit 9 says the
+// core aligned the stack.
+const (
+	excFrameLR, excFramePC, excFrameXPSR = 5, 6, 7
+	excReturnStdFrame                    = 1 << 4
+	excReturnPSP                         = 1 << 2
+	xpsrAligner                          = 1 << 9
+)
+
+// registers are the values the unwinder knows in one frame.
+type registers struct {
+	val   [16]uint32
+	known [16]bool
+}
+
+func (r *registers) set(reg int, v uint32) { r.val[reg], r.known[reg] = v, true }
+
+// Unwinder walks call stacks through an image's call-frame information
+// (.debug_frame), checking each return address against the image's code.
+// It is safe for concurrent use.
+type Unwinder struct {
+	cfi  *CFI
+	code CodeReader
+	// functionAt finds the function holding an address (its start).
+	functionAt func(uint32) *Function
+	// tails are the image's tail calls (B.W to a function's start), by
+	// the function they branch to.
+	tails map[uint32][]CallEdge
+}
+
+// NewUnwinder reads im's CFI and tail calls. An image without
+// .debug_frame gives an Unwinder whose every walk stops at the first frame
+// (StopNoCFI); the error is for a .debug_frame that cannot be read.
+func NewUnwinder(im *Image) (*Unwinder, error) {
+	cfi, err := LoadCFI(im.File())
+	if err != nil {
+		return nil, err
+	}
+	u := &Unwinder{cfi: cfi, code: im.Bytes, functionAt: im.FunctionAt, tails: map[uint32][]CallEdge{}}
+	tails, err := TailCalls(im.File(), FuncRanges(im.Functions()))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range tails {
+		u.tails[e.Callee] = append(u.tails[e.Callee], e)
+	}
+	return u, nil
+}
+
+// HasCFI reports whether the image has call-frame information at all.
+func (u *Unwinder) HasCFI() bool { return u.cfi != nil }
+
+// Unwind walks the call stack of s, frame by frame from s.PC, reading
+// saved registers from s.Words, and returns the frames, innermost first
+// (always at least the first), and why it stopped. A return address must
+// follow a BL or BLX in code (CallSite); one that does not ends the walk
+// rather than guess. An EXC_RETURN return address continues through the
+// exception frame when the interrupted context used the same stack (a
+// handler on MSP preempted by another on MSP). Functions that left the
+// stack by a tail call come back as TailCall frames where the call before
+// them leaves no doubt (tailCallPath).
+// Any input, however wrong, gives a result: at most MaxUnwindFrames
+// frames, never a panic.
+func (u *Unwinder) Unwind(s StackSnapshot) (frames []UnwoundFrame, stop UnwindStop) {
+	defer func() {
+		// delve's CFI interpreter trusts its input; a panic there ends the
+		// walk where it stands.
+		if r := recover(); r != nil {
+			stop = StopBadCFI
+		}
+	}()
+	var regs registers
+	regs.set(regSP, s.SP)
+	regs.set(regLR, s.LR)
+	regs.set(regPC, s.PC&^1)
+	frames = []UnwoundFrame{{PC: s.PC &^ 1, SP: s.SP}}
+	for {
+		if len(frames) >= MaxUnwindFrames {
+			return frames, StopMaxFrames
+		}
+		cur := frames[len(frames)-1]
+		if len(frames) > 1 && s.AtTop && uint64(cur.SP) == s.end() {
+			return frames, StopOutermost // nothing above this frame
+		}
+		next, nextRegs, stop, ok := u.step(&s, cur, &regs)
+		if !ok {
+			return frames, stop
+		}
+		if next.SP < cur.SP || next.SP == cur.SP && next.PC == cur.PC {
+			return frames, StopBadCFI // no progress: a loop
+		}
+		if !next.Interrupted {
+			for _, site := range u.tailCallPath(next.PC, cur.PC) {
+				frames = append(frames, UnwoundFrame{PC: site, SP: next.SP, TailCall: true})
+			}
+		}
+		frames = append(frames, next)
+		regs = nextRegs
+	}
+}
+
+// maxTailChain bounds the tail calls put back between two frames.
+const maxTailChain = 4
+
+// tailCallPath returns the tail calls (their B.W addresses, innermost
+// first) through which the call at site reached the function holding pc,
+// when the call's target is another function: the functions it passed
+// through ended with a tail call and left no frame. It returns nothing
+// when the call goes straight to pc's function, the target is unknown (a
+// call through a register) or the image's tail calls offer no path or
+// more than one of the shortest length.
+func (u *Unwinder) tailCallPath(site, pc uint32) []uint32 {
+	callee := u.functionAt(pc)
+	target, _, ok := BLTarget(u.code, site)
+	if callee == nil || !ok {
+		return nil
+	}
+	target &^= 1
+	if dest, ok := VeneerTarget(u.code, target); ok {
+		target = dest &^ 1
+	}
+	if target == callee.Addr {
+		return nil
+	}
+	// Breadth-first from the callee back towards the call's target over
+	// the tail calls into each function, counting the shortest paths.
+	type reach struct {
+		sites []uint32 // the tail calls from here down to the callee, innermost first
+		ways  int
+	}
+	reached := map[uint32]reach{callee.Addr: {ways: 1}}
+	level := []uint32{callee.Addr}
+	for depth := 1; depth <= maxTailChain && len(level) > 0; depth++ {
+		found := map[uint32]reach{}
+		var next []uint32
+		for _, f := range level {
+			for _, e := range u.tails[f] {
+				if _, shorter := reached[e.Caller]; shorter {
+					continue
+				}
+				r, seen := found[e.Caller]
+				if !seen {
+					r.sites = append(append([]uint32(nil), reached[f].sites...), e.Site)
+					next = append(next, e.Caller)
+				}
+				r.ways += reached[f].ways
+				found[e.Caller] = r
+			}
+		}
+		if r, ok := found[target]; ok {
+			if r.ways != 1 {
+				return nil
+			}
+			return r.sites
+		}
+		for f, r := range found {
+			reached[f] = r
+		}
+		level = next
+	}
+	return nil
+}
+
+// step unwinds one frame: the caller of cur (or the context an exception
+// interrupted) with its registers, or why there is none.
+func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (UnwoundFrame, registers, UnwindStop, bool) {
+	var none UnwoundFrame
+	if u.cfi == nil {
+		return none, *regs, StopNoCFI, false
+	}
+	fde, err := u.cfi.fdes.FDEForPC(uint64(cur.PC))
+	if err != nil {
+		return none, *regs, StopNoCFI, false
+	}
+	fc, err := fde.EstablishFrame(uint64(cur.PC))
+	if err != nil {
+		return none, *regs, StopBadCFI, false
+	}
+	if fc.CFA.Rule != frame.RuleCFA || fc.CFA.Reg > regPC || !regs.known[fc.CFA.Reg] {
+		return none, *regs, StopBadCFI, false
+	}
+	cfa := int64(regs.val[fc.CFA.Reg]) + fc.CFA.Offset
+	if cfa < int64(cur.SP) || cfa > 0xFFFFFFFF {
+		return none, *regs, StopBadCFI, false
+	}
+	// The caller's registers: callee-saved ones restored from the stack,
+	// the rest as they are (the ABI's "same value" default).
+	next := *regs
+	for reg, rule := range fc.Regs {
+		if reg > regPC {
+			continue
+		}
+		switch rule.Rule {
+		case frame.RuleOffset:
+			v, ok := s.word(uint64(cfa + rule.Offset))
+			if !ok {
+				if reg == fc.RetAddrReg {
+					return none, *regs, StopDepth, false
+				}
+				next.known[reg] = false // saved above the snapshot
+				continue
+			}
+			next.set(int(reg), v)
+		case frame.RuleValOffset:
+			next.set(int(reg), uint32(cfa+rule.Offset))
+		case frame.RuleRegister:
+			if rule.Reg > regPC {
+				next.known[reg] = false
+				continue
+			}
+			next.val[reg], next.known[reg] = regs.val[rule.Reg], regs.known[rule.Reg]
+		case frame.RuleSameVal:
+		case frame.RuleUndefined:
+			if reg == fc.RetAddrReg {
+				return none, *regs, StopOutermost, false
+			}
+			next.known[reg] = false
+		default:
+			next.known[reg] = false
+		}
+	}
+	if fc.RetAddrReg != regLR || !next.known[regLR] {
+		return none, *regs, StopBadCFI, false
+	}
+	ra := next.val[regLR]
+	next.set(regSP, uint32(cfa))
+	switch {
+	case ra >= excReturnMin:
+		return exceptionFrame(s, ra, uint32(cfa), next)
+	case ra == 0:
+		return none, *regs, StopOutermost, false
+	}
+	site, ok := CallSite(u.code, ra)
+	if !ok {
+		return none, *regs, StopNotACall, false
+	}
+	next.set(regPC, site)
+	return UnwoundFrame{PC: site, SP: uint32(cfa)}, next, 0, true
+}
+
+// exceptionFrame continues through the exception frame at sp that an
+// EXC_RETURN return address announces, when it lies on this stack.
+func exceptionFrame(s *StackSnapshot, excReturn, sp uint32, regs registers) (UnwoundFrame, registers, UnwindStop, bool) {
+	var none UnwoundFrame
+	if excReturn&excReturnPSP != 0 {
+		// A handler runs on MSP; the interrupted thread's frame is on PSP.
+		return none, regs, StopException, false
+	}
+	var w [8]uint32
+	for i := range w {
+		v, ok := s.word(uint64(sp) + 4*uint64(i))
+		if !ok {
+			return none, regs, StopDepth, false
+		}
+		w[i] = v
+	}
+	size := uint64(8)
+	if excReturn&excReturnStdFrame == 0 {
+		size = 26
+	}
+	if w[excFrameXPSR]&xpsrAligner != 0 {
+		size++
+	}
+	top := uint64(sp) + 4*size
+	if top > 0xFFFFFFFF {
+		return none, regs, StopBadCFI, false
+	}
+	for i, reg := range []int{0, 1, 2, 3, 12} {
+		regs.set(reg, w[i])
+	}
+	regs.set(regLR, w[excFrameLR])
+	regs.set(regPC, w[excFramePC]&^1)
+	regs.set(regSP, uint32(top))
+	return UnwoundFrame{PC: w[excFramePC] &^ 1, SP: uint32(top), Interrupted: true}, regs, 0, true
+}
