@@ -191,6 +191,9 @@ type StartOptions struct {
 	EchoForward string
 	// Trace, when set, loads the trace plugin (plugin/README.md).
 	Trace *TraceOptions
+	// GDB, when set, opens QEMU's gdbstub on this chardev (QEMU's -gdb,
+	// e.g. "tcp:127.0.0.1:1234") for gdb-multiarch's "target remote".
+	GDB string
 	// Output receives what QEMU prints after the pty line; nil drops it.
 	Output io.Writer
 }
@@ -284,6 +287,9 @@ func StartWith(ctx context.Context, elfPath string, opts StartOptions) (*Instanc
 	}
 	if opts.OneInsnPerTB {
 		args = append(args, "-singlestep")
+	}
+	if opts.GDB != "" {
+		args = append(args, "-gdb", opts.GDB)
 	}
 	if opts.EchoForward != "" {
 		args = append(args, "-nic", "user,hostfwd=udp:"+opts.EchoForward+"-:7")

@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Stops the demo firmware at random moments through QEMU's gdbstub and
+writes, per stop, one JSON line: the registers a sample holds (pc, sp, lr,
+xpsr), up to WORDS words of the stack above sp (never past the top of the
+stack sp is in: the current thread's stack_info, or the interrupt stack),
+and gdb's own backtrace with each frame's function, file, line, kind
+(normal, inline, tailcall: rebuilt from DWARF call-site data, signal: an
+exception entry) and stack pointer. firmware-sampler/qemu/unwind_gdb_test.go unwinds the same
+registers and memory and compares.
+
+    gdb-multiarch -q -batch -nx tcmprof-demo.elf -x gdb_stops.py
+
+with TCMPROF_GDB_TARGET (host:port), TCMPROF_GDB_STOPS, TCMPROF_GDB_SEED,
+TCMPROF_GDB_WORDS and TCMPROF_GDB_OUT in the environment.
+"""
+import json
+import os
+import random
+import signal
+import threading
+
+import gdb
+
+U32 = 0xFFFFFFFF
+
+
+def reg(frame, name):
+    return int(frame.read_register(name)) & U32
+
+
+def symbol_address(name):
+    return int(gdb.parse_and_eval("(unsigned int)&" + name)) & U32
+
+
+def stack_bounds(sp, xpsr):
+    """[lo, hi) of the stack sp lies in, or None."""
+    if xpsr & 0x1FF == 0:
+        info = gdb.parse_and_eval("_current")["stack_info"]
+        lo = int(info["start"]) & U32
+        hi = lo + (int(info["size"]) & U32)
+        if lo <= sp <= hi:
+            return lo, hi
+    lo, hi = symbol_address("__stack_start"), symbol_address("__stack_top")
+    if lo <= sp <= hi:
+        return lo, hi
+    return None
+
+
+def backtrace():
+    frames = []
+    f = gdb.newest_frame()
+    while f is not None and len(frames) < 64:
+        kind = f.type()
+        entry = {"pc": f.pc() & U32, "sp": reg(f, "sp")}
+        if kind == gdb.SIGTRAMP_FRAME:
+            entry["kind"] = "signal"
+        else:
+            entry["kind"] = {gdb.INLINE_FRAME: "inline", gdb.TAILCALL_FRAME: "tailcall"}.get(kind, "normal")
+            sal = f.find_sal()
+            entry["function"] = f.name() or ""
+            entry["file"] = sal.symtab.filename if sal.symtab else ""
+            entry["line"] = sal.line
+        frames.append(entry)
+        try:
+            f = f.older()
+        except gdb.error:
+            break
+    return frames
+
+
+def main():
+    out = open(os.environ["TCMPROF_GDB_OUT"], "w")
+    stops = int(os.environ["TCMPROF_GDB_STOPS"])
+    words = int(os.environ["TCMPROF_GDB_WORDS"])
+    rng = random.Random(int(os.environ["TCMPROF_GDB_SEED"]))
+    gdb.execute("set pagination off")
+    gdb.execute("set confirm off")
+    gdb.execute("target remote " + os.environ["TCMPROF_GDB_TARGET"])
+    for _ in range(stops):
+        # A SIGINT to gdb interrupts the target, as ^C would, at a moment
+        # that has nothing to do with what the firmware is doing.
+        timer = threading.Timer(rng.uniform(0.005, 0.04), lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        gdb.execute("continue")
+        timer.join()
+        f = gdb.newest_frame()
+        pc, sp, lr, xpsr = reg(f, "pc"), reg(f, "sp"), reg(f, "lr"), reg(f, "xpsr")
+        bounds = stack_bounds(sp, xpsr)
+        record = {"pc": pc, "sp": sp, "lr": lr, "xpsr": xpsr, "words": [], "at_top": False}
+        if bounds is not None:
+            n = min(words, (bounds[1] - sp) // 4)
+            mem = bytes(gdb.selected_inferior().read_memory(sp, 4 * n)) if n else b""
+            record["words"] = [int.from_bytes(mem[i:i + 4], "little") for i in range(0, len(mem), 4)]
+            record["at_top"] = n < words
+            record["stack_top"] = bounds[1]
+        record["frames"] = backtrace()
+        out.write(json.dumps(record) + "\n")
+        out.flush()
+    out.close()
+    gdb.execute("kill")
+
+
+main()
