@@ -276,13 +276,9 @@ func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (Un
 	if u.cfi == nil {
 		return none, *regs, StopNoCFI, false
 	}
-	fde, err := u.cfi.fdes.FDEForPC(uint64(cur.PC))
-	if err != nil {
-		return none, *regs, StopNoCFI, false
-	}
-	fc, err := fde.EstablishFrame(uint64(cur.PC))
-	if err != nil {
-		return none, *regs, StopBadCFI, false
+	fc, stop, ok := u.frameRules(cur.PC)
+	if !ok {
+		return none, *regs, stop, false
 	}
 	if fc.CFA.Rule != frame.RuleCFA || fc.CFA.Reg > regPC || !regs.known[fc.CFA.Reg] {
 		return none, *regs, StopBadCFI, false
@@ -344,6 +340,24 @@ func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (Un
 	}
 	next.set(regPC, site)
 	return UnwoundFrame{PC: site, SP: uint32(cfa)}, next, 0, true
+}
+
+// frameRules are the CFI rules in force at pc. A GNU ld long-branch veneer
+// has no CFI but needs none: it touches neither SP nor LR, so its caller's
+// return address is in LR and its CFA is SP, the CIE's initial rules.
+func (u *Unwinder) frameRules(pc uint32) (*frame.FrameContext, UnwindStop, bool) {
+	fde, err := u.cfi.fdes.FDEForPC(uint64(pc))
+	if err != nil {
+		if f := u.functionAt(pc); f != nil && f.Veneer {
+			return &frame.FrameContext{CFA: frame.DWRule{Rule: frame.RuleCFA, Reg: regSP}, RetAddrReg: regLR}, 0, true
+		}
+		return nil, StopNoCFI, false
+	}
+	fc, err := fde.EstablishFrame(uint64(pc))
+	if err != nil {
+		return nil, StopBadCFI, false
+	}
+	return fc, 0, true
 }
 
 // exceptionFrame continues through the exception frame at sp that an
