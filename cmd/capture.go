@@ -67,6 +67,7 @@ the ids), each gets one STATUS command and the one that answers is used.`,
 		Example: `  tcmprof capture --port auto -o before.tcmcap
   tcmprof capture --port /dev/ttyACM0 --rate 20000 --jitter 10 --fields pc,lr --samples 16384 -o run.tcmcap
   tcmprof capture --port /dev/ttyACM0 --mode stream --duration 30s -o long.tcmcap
+  tcmprof capture --port /dev/ttyACM0 --fields pc,ctx,stack --mode stream --duration 10s -o stacks.tcmcap
   tcmprof capture --port /dev/ttyACM0 --attach -o held.tcmcap
   tcmprof capture --port /dev/ttyACM0 --resume run.tcmcap`,
 		Args: cobra.NoArgs,

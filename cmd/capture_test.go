@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,7 +37,7 @@ func checkCaptureFile(t *testing.T, d *sampletest.Device, path string, want int)
 		t.Fatalf("%s: %d records, missing %v; want %d", path, len(c.Records), c.Missing, want)
 	}
 	for _, r := range c.Records {
-		if r != d.Record(r.Index) {
+		if !reflect.DeepEqual(r, d.Record(r.Index)) {
 			t.Fatalf("record %d = %+v, device sent %+v", r.Index, r, d.Record(r.Index))
 		}
 	}

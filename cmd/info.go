@@ -61,6 +61,8 @@ type captureInfo struct {
 	FirstIndex      uint32             `json:"first_index"`
 	EndIndex        uint32             `json:"end_index"`
 	Records         int                `json:"records"`
+	BytesPerRecord  float64            `json:"bytes_per_record"` // received on the line, framing and log text included
+	StackWords      uint8              `json:"stack_words,omitempty"`
 	MissingRecords  uint64             `json:"missing_records"`
 	Missing         []sample.Range     `json:"missing"`
 	Threads         []threadInfo       `json:"threads"`
@@ -97,6 +99,10 @@ func runInfo(o *infoOptions, s Streams) error {
 	if h.IntervalTicks > 0 {
 		in.RateHz = float64(h.TimerHz) / float64(h.IntervalTicks)
 	}
+	if len(c.Records) > 0 {
+		in.BytesPerRecord = float64(c.Stats.Bytes) / float64(len(c.Records))
+	}
+	in.StackWords = h.StackWords
 	if in.Missing == nil {
 		in.Missing = []sample.Range{}
 	}
@@ -117,6 +123,9 @@ func runInfo(o *infoOptions, s Streams) error {
 	p("sampler", "version %s, protocol %s", in.SamplerVersion, in.ProtocolVersion)
 	p("build-id", "%s", orText(in.BuildID, "(none)"))
 	p("run", "%s mode, fields %s, state %s when drained", in.Mode, in.Fields, in.State)
+	if h.Fields&sample.FieldStack != 0 {
+		p("stacks", "%d words per sample at most; %s", h.StackWords, stackDepths(c))
+	}
 	p("clocks", "CPU %s, timer %s", hz(float64(h.CPUHz)), hz(float64(h.TimerHz)))
 	p("interval", "%d ticks = %s (%s), jitter ±%d %%", h.IntervalTicks, hz(in.RateHz), period(in.RateHz), h.JitterPct)
 	p("buffer", "%d records", h.Capacity)
@@ -135,6 +144,7 @@ func runInfo(o *infoOptions, s Streams) error {
 	}
 	st := c.Stats
 	p("line", "%d bytes, %d frames, %d CRC errors, %d bad frames, %d garbage bytes, %d log lines", st.Bytes, st.Frames, st.CRCErrors, st.BadFrames, st.GarbageBytes, st.LogLines)
+	p("", "%.1f bytes received per record (framing, log text and re-requests included)", in.BytesPerRecord)
 	p("recovery", "%d retries, %d re-requests for %d records", st.Retries, st.Rerequests, st.Rerequested)
 	host := c.Host
 	p("taken", "%s on %s at %d baud by tcmprof %s", host.Time.Format(time.RFC3339), orText(host.Port, "?"), host.Baud, orText(host.ToolVersion, "?"))
@@ -166,4 +176,20 @@ func period(rate float64) string {
 		return "unknown period"
 	}
 	return time.Duration(float64(time.Second) / rate).String()
+}
+
+// stackDepths says how many stack words the records hold on average and
+// how many reached the top of their stack before the limit.
+func stackDepths(c *sample.Capture) string {
+	if len(c.Records) == 0 {
+		return "no records"
+	}
+	words, top := 0, 0
+	for _, r := range c.Records {
+		words += len(r.Stack)
+		if len(r.Stack) < int(c.Header.StackWords) {
+			top++
+		}
+	}
+	return fmt.Sprintf("%.1f on average, %d of %d records reached the stack's top first", float64(words)/float64(len(c.Records)), top, len(c.Records))
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -306,7 +307,7 @@ func TestTopScreenInTmux(t *testing.T) {
 		t.Error("w wrote no records")
 	}
 	for _, r := range c.Records {
-		if r != d.Record(r.Index) {
+		if !reflect.DeepEqual(r, d.Record(r.Index)) {
 			t.Fatalf("record %d = %+v, device sent %+v", r.Index, r, d.Record(r.Index))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -267,7 +268,7 @@ func TestTopHangUp(t *testing.T) {
 		t.Errorf("%d records, header %+v", len(c.Records), c.Header)
 	}
 	for _, r := range c.Records {
-		if r != d.Record(r.Index) {
+		if !reflect.DeepEqual(r, d.Record(r.Index)) {
 			t.Fatalf("record %d = %+v, device sent %+v", r.Index, r, d.Record(r.Index))
 		}
 	}

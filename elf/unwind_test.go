@@ -87,11 +87,11 @@ func ruleAt(t testing.TB, rules map[[2]uint32][]readelfRule, fn *Function, pc ui
 // (through a veneer; return address saved at CFA-4), called by main, whose
 // return address is 0 (the outermost frame).
 type chain struct {
-	u                        *Unwinder
-	pc, hotCall, mainCall    uint32 // the sampled PC and the two call sites
-	sp, cfaSum, cfaHot, top  uint32 // SP and the CFA of each frame
-	snapshot                 StackSnapshot
-	hotRAAt, mainRAAt, mainR uint32 // where the return addresses lie, main's return address
+	u                       *Unwinder
+	pc, hotCall, mainCall   uint32 // the sampled PC and the two call sites
+	sp, cfaSum, cfaHot, top uint32 // SP and the CFA of each frame
+	snapshot                StackSnapshot
+	hotRAAt, mainRAAt       uint32 // where the return addresses lie
 }
 
 func newChain(t testing.TB) *chain {

@@ -23,8 +23,41 @@ type Analysis struct {
 	FlashFunctions int
 	Footprint      Footprint
 	LR             LRStats
-	Warnings       []string
+	Unwind         UnwindStats // captures with stacks
+	// Callers are who called the hottest functions, for captures with LR
+	// or stacks: HotFunctions functions, busiest first.
+	Callers  []FunctionCallers
+	Warnings []string
 }
+
+// HotFunctions and TopCallers bound Analysis.Callers: the busiest
+// functions, and the callers listed for each (the rest are summed up).
+const (
+	HotFunctions = 5
+	TopCallers   = 5
+)
+
+// FunctionCallers is who called one function in its busy samples: the
+// function holding the call instruction right above it in each stack.
+type FunctionCallers struct {
+	Name    string       `json:"name"`
+	Samples int          `json:"samples"`
+	Callers []CallerStat `json:"callers"`
+}
+
+// CallerStat is one caller's part of a function's busy samples.
+type CallerStat struct {
+	Name    string `json:"name"` // NoCaller when no caller is known; OtherCallers for the rest
+	Samples int    `json:"samples"`
+	Share   Share  `json:"share"` // of the function's busy samples
+}
+
+// Names of CallerStat for samples without a caller and for the callers
+// beyond TopCallers.
+const (
+	NoCaller     = "(no caller known)"
+	OtherCallers = "(other callers)"
+)
 
 // Group is the busy samples of one region or library.
 type Group struct {
@@ -59,7 +92,7 @@ func Analyze(c *sample.Capture, img *elf.Image, opts Options) (*Analysis, error)
 
 // Analyze computes the figures of the symbolized samples.
 func (s *Symbolized) Analyze() *Analysis {
-	a := &Analysis{Samples: len(s.Capture.Records), LR: s.LR, Warnings: s.Warnings}
+	a := &Analysis{Samples: len(s.Capture.Records), LR: s.LR, Unwind: s.Unwind, Warnings: s.Warnings}
 	busy, idle := 0, 0
 	regions := make(map[string]int)
 	libraries := make(map[string]int)
@@ -68,6 +101,7 @@ func (s *Symbolized) Analyze() *Analysis {
 		addr uint32 // for samples outside every function, the address
 	}
 	funcs := make(map[fkey]*FunctionStat)
+	callers := make(map[fkey]map[string]int)
 	var flashPCs []uint32
 	flashFuncs := make(map[fkey]bool)
 	for i := range s.Stacks {
@@ -103,6 +137,14 @@ func (s *Symbolized) Analyze() *Analysis {
 			funcs[k] = f
 		}
 		f.Samples += st.Count
+		caller := NoCaller
+		if len(st.Callers) > 0 {
+			caller = st.Callers[0].Name()
+		}
+		if callers[k] == nil {
+			callers[k] = map[string]int{}
+		}
+		callers[k][caller] += st.Count
 		if st.PC.Region == elf.KindFlash {
 			flashPCs = append(flashPCs, st.PC.Addr)
 			flashFuncs[k] = true
@@ -117,6 +159,15 @@ func (s *Symbolized) Analyze() *Analysis {
 		a.Functions = append(a.Functions, *f)
 	}
 	sortFunctions(a.Functions)
+	if s.Capture.Header.Fields&sample.FieldLR != 0 {
+		for _, f := range a.Functions[:min(HotFunctions, len(a.Functions))] {
+			k := fkey{fn: f.Function}
+			if k.fn == nil {
+				k.addr = f.Addr
+			}
+			a.Callers = append(a.Callers, topCallers(f, callers[k]))
+		}
+	}
 	a.FlashFunctions = len(flashFuncs)
 	a.Footprint = NewFootprint(s.cacheGeometry(), flashPCs)
 	return a
@@ -152,4 +203,27 @@ func sortFunctions(fs []FunctionStat) {
 		}
 		return fs[i].Name < fs[j].Name
 	})
+}
+
+// topCallers lists f's TopCallers busiest callers, the rest summed up.
+func topCallers(f FunctionStat, counts map[string]int) FunctionCallers {
+	fc := FunctionCallers{Name: f.Name, Samples: f.Samples}
+	for name, n := range counts {
+		fc.Callers = append(fc.Callers, CallerStat{Name: name, Samples: n, Share: NewShare(n, f.Samples)})
+	}
+	sort.Slice(fc.Callers, func(i, j int) bool {
+		a, b := fc.Callers[i], fc.Callers[j]
+		if a.Samples != b.Samples {
+			return a.Samples > b.Samples
+		}
+		return a.Name < b.Name
+	})
+	if len(fc.Callers) > TopCallers {
+		rest := 0
+		for _, c := range fc.Callers[TopCallers:] {
+			rest += c.Samples
+		}
+		fc.Callers = append(fc.Callers[:TopCallers], CallerStat{Name: OtherCallers, Samples: rest, Share: NewShare(rest, f.Samples)})
+	}
+	return fc
 }

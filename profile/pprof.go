@@ -38,10 +38,11 @@ func SamplePeriod(h *sample.Header) int64 {
 // samples/count and (when the header gives the sampling period)
 // cpu/nanoseconds; one mapping for the ELF carrying its GNU build-id with
 // every Has* flag set, so pprof never re-symbolizes; one location per
-// address whose lines are the inline chain innermost first; stacks [PC,
-// caller] where LR was accepted, the caller's location being the call
-// instruction so pprof shows the calling line. Labels: region, library,
-// context, thread, state.
+// address whose lines are the inline chain innermost first; stacks of the
+// PC and its callers (the unwound stack, or the caller LR returns to where
+// LR was accepted), each caller's location being the call instruction so
+// pprof shows the calling line. Labels: region, library, context, thread,
+// state.
 func (s *Symbolized) Profile() (*pprof.Profile, error) {
 	h := &s.Capture.Header
 	period := SamplePeriod(h)
@@ -73,8 +74,8 @@ func (s *Symbolized) Profile() (*pprof.Profile, error) {
 	for i := range s.Stacks {
 		st := &s.Stacks[i]
 		locs := []*pprof.Location{b.location(st.PC)}
-		if st.Caller != nil {
-			locs = append(locs, b.location(st.Caller))
+		for _, c := range st.Callers {
+			locs = append(locs, b.location(c))
 		}
 		lk := labelKey{st.PC.Region, st.PC.Library, st.Exc, st.Thread, st.Idle}
 		labels, ok := labelSets[lk]
@@ -132,6 +133,9 @@ func (s *Symbolized) comments() []string {
 	}
 	if h.Fields&sample.FieldLR != 0 {
 		c = append(c, "tcmprof: "+s.LR.String())
+	}
+	if h.Fields&sample.FieldStack != 0 {
+		c = append(c, "tcmprof: unwind: "+s.Unwind.String())
 	}
 	for _, w := range s.Warnings {
 		c = append(c, "tcmprof: warning: "+w)

@@ -274,7 +274,11 @@ func TestLRAcceptedOnlyWhenItIsTheCaller(t *testing.T) {
 			if s.LR != c.want {
 				t.Errorf("LR stats %+v, want %+v", s.LR, c.want)
 			}
-			if got := siteAddr(s.Stacks[0].Caller); got != c.wantCaller {
+			var got uint32
+			if callers := s.Stacks[0].Callers; len(callers) > 0 {
+				got = callers[0].Addr
+			}
+			if got != c.wantCaller {
 				t.Errorf("caller site 0x%x, want 0x%x", got, c.wantCaller)
 			}
 		})

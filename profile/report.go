@@ -6,7 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 	"text/tabwriter"
+
+	"github.com/tcmprof/tcmprof/elf"
 )
 
 // ReportOptions shapes WriteReport.
@@ -16,7 +20,8 @@ type ReportOptions struct {
 
 // WriteReport prints a as text tables: busy and idle samples, busy share
 // per region, per library and per function, the I-cache footprint of the
-// busy flash samples, and how many LRs were trusted.
+// busy flash samples, the top callers of the busiest functions, how many
+// LRs were trusted and how far stacks were unwound.
 func WriteReport(w io.Writer, a *Analysis, o ReportOptions) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "%s\n\n", a.Summary())
@@ -34,8 +39,15 @@ func WriteReport(w io.Writer, a *Analysis, o ReportOptions) error {
 		functionTable(ew, a, o.Top)
 		fmt.Fprintf(ew, "\nI-cache footprint of busy flash samples: %d functions, %s\n", a.FlashFunctions, a.Footprint)
 	}
+	if len(a.Callers) > 0 {
+		callerTable(ew, a.Callers)
+	}
 	if a.LR.Records > 0 {
 		fmt.Fprintf(ew, "\nLR: %s\n", a.LR)
+	}
+	if a.Unwind.Records > 0 {
+		fmt.Fprintf(ew, "unwind: %s\n", a.Unwind)
+		fmt.Fprintf(ew, "  ended: %s\n", stopCounts(a.Unwind.ByStop))
 	}
 	for _, warn := range a.Warnings {
 		fmt.Fprintf(ew, "warning: %s\n", warn)
@@ -95,6 +107,39 @@ func functionTable(w io.Writer, a *Analysis, top int) {
 	tw.Flush()
 }
 
+// callerTable prints who called the hottest functions.
+func callerTable(w io.Writer, fs []FunctionCallers) {
+	fmt.Fprintf(w, "\ntop callers of the %d busiest functions\n", len(fs))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "samples\tshare\t  function, then who called it\n")
+	for _, f := range fs {
+		fmt.Fprintf(tw, "%d\t\t  %s\n", f.Samples, f.Name)
+		for _, c := range f.Callers {
+			fmt.Fprintf(tw, "%d\t%s\t    %s\n", c.Samples, pct(c.Share.Fraction()), c.Name)
+		}
+	}
+	tw.Flush()
+}
+
+// stopCounts lists why unwinds ended, most frequent first.
+func stopCounts(m map[elf.UnwindStop]int) string {
+	stops := make([]elf.UnwindStop, 0, len(m))
+	for s := range m {
+		stops = append(stops, s)
+	}
+	sort.Slice(stops, func(i, j int) bool {
+		if m[stops[i]] != m[stops[j]] {
+			return m[stops[i]] > m[stops[j]]
+		}
+		return stops[i] < stops[j]
+	})
+	parts := make([]string, len(stops))
+	for i, s := range stops {
+		parts[i] = fmt.Sprintf("%d %s", m[s], s)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func pct(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) }
 
 func interval(s Share) string { return fmt.Sprintf("%.1f–%.1f %%", 100*s.Lo, 100*s.Hi) }
@@ -128,24 +173,43 @@ func WriteJSON(w io.Writer, a *Analysis) error {
 		NoCall       int `json:"no_call"`
 		Stale        int `json:"stale"`
 	}
+	type unwind struct {
+		Records        int            `json:"records"`
+		Complete       int            `json:"complete"`
+		TruncatedDepth int            `json:"truncated_by_depth"`
+		Truncated      int            `json:"truncated_other"`
+		Failed         int            `json:"failed"`
+		FallbackLR     int            `json:"fallback_lr"`
+		Frames         int            `json:"frames"`
+		ByStop         map[string]int `json:"ended"`
+	}
 	f := a.Footprint
 	doc := struct {
-		Samples   int            `json:"samples"`
-		Busy      Share          `json:"busy"`
-		Idle      Share          `json:"idle"`
-		Regions   []Group        `json:"regions"`
-		Libraries []Group        `json:"libraries,omitempty"`
-		Functions []FunctionStat `json:"functions"`
-		Footprint footprint      `json:"icache_footprint"`
-		LR        *lr            `json:"lr,omitempty"`
-		Warnings  []string       `json:"warnings,omitempty"`
+		Samples   int               `json:"samples"`
+		Busy      Share             `json:"busy"`
+		Idle      Share             `json:"idle"`
+		Regions   []Group           `json:"regions"`
+		Libraries []Group           `json:"libraries,omitempty"`
+		Functions []FunctionStat    `json:"functions"`
+		Footprint footprint         `json:"icache_footprint"`
+		Callers   []FunctionCallers `json:"callers,omitempty"`
+		LR        *lr               `json:"lr,omitempty"`
+		Unwind    *unwind           `json:"unwind,omitempty"`
+		Warnings  []string          `json:"warnings,omitempty"`
 	}{
 		Samples: a.Samples, Busy: a.Busy, Idle: a.Idle, Regions: a.Regions, Libraries: a.Libraries, Functions: a.Functions,
 		Footprint: footprint{a.FlashFunctions, f.Lines, f.Bytes, f.Geometry.Size, f.Geometry.Ways, f.Geometry.LineSize, f.SetsOver, f.LinesOver, f.MaxPerSet},
+		Callers:   a.Callers,
 		Warnings:  a.Warnings,
 	}
 	if a.LR.Records > 0 {
 		doc.LR = &lr{a.LR.Records, a.LR.Accepted(), a.LR.ByCFI, a.LR.ByCallTarget, a.LR.ExcReturn, a.LR.NoCall, a.LR.Stale}
+	}
+	if u := a.Unwind; u.Records > 0 {
+		doc.Unwind = &unwind{u.Records, u.Complete, u.TruncatedDepth, u.Truncated, u.Failed, u.FallbackLR, u.Frames, map[string]int{}}
+		for s, n := range u.ByStop {
+			doc.Unwind.ByStop[s.String()] = n
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

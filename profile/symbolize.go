@@ -4,6 +4,7 @@ package profile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -49,17 +50,70 @@ func (s *Site) Name() string {
 	return s.Function.Name
 }
 
-// Stack is the records that share a sampled PC, an accepted caller, an
-// exception number and a thread.
+// Stack is the records that share a sampled PC, its callers, an exception
+// number and a thread.
 type Stack struct {
 	PC *Site
-	// Caller is the call instruction LR returns to, when LR was accepted as
-	// the PC's caller (see LRStats); nil otherwise.
-	Caller *Site
-	Exc    uint16
-	Thread uint32
-	Idle   bool
-	Count  int
+	// Callers are the frames above PC, innermost first: for a capture with
+	// stacks the call instructions the unwinder found (and the tail calls
+	// and interrupted PCs of UnwoundFrame), else at most the call LR
+	// returns to, when LR was accepted as the PC's caller (see LRStats).
+	Callers []*Site
+	Exc     uint16
+	Thread  uint32
+	Idle    bool
+	Count   int
+}
+
+// UnwindStats says how far the stacks of a capture with the STACK field
+// were unwound.
+type UnwindStats struct {
+	Records int // records with a stack snapshot
+	// Complete: unwound to the outermost frame, or to the entry of the
+	// exception that interrupted another stack's code.
+	Complete int
+	// TruncatedDepth: a caller's saved registers lay above the snapshot.
+	TruncatedDepth int
+	// Truncated: stopped past the first frame at code without CFI, a return
+	// address after no call, or CFI the unwinder cannot use.
+	Truncated int
+	// Failed: no caller found from the first frame; FallbackLR of them got
+	// the validated LR as their caller instead.
+	Failed, FallbackLR int
+	// Frames counts the frames of all stacks, the first included.
+	Frames int
+	// ByStop counts the records by why their unwind ended.
+	ByStop map[elf.UnwindStop]int
+}
+
+func (u UnwindStats) String() string {
+	if u.Records == 0 {
+		return "no stacks"
+	}
+	p := func(n int) string { return pct(float64(n) / float64(u.Records)) }
+	return fmt.Sprintf("%d stacks, %.1f frames on average: %d complete (%s), %d truncated by the snapshot's depth (%s), %d truncated by code the unwinder cannot pass (%s), %d failed at the first frame (%s; the validated LR stood in for %d)",
+		u.Records, float64(u.Frames)/float64(u.Records), u.Complete, p(u.Complete), u.TruncatedDepth, p(u.TruncatedDepth),
+		u.Truncated, p(u.Truncated), u.Failed, p(u.Failed), u.FallbackLR)
+}
+
+// count adds one unwind of frames frames that ended at stop.
+func (u *UnwindStats) count(frames int, stop elf.UnwindStop) {
+	u.Records++
+	u.Frames += frames
+	if u.ByStop == nil {
+		u.ByStop = map[elf.UnwindStop]int{}
+	}
+	u.ByStop[stop]++
+	switch {
+	case stop.Complete():
+		u.Complete++
+	case frames == 1:
+		u.Failed++
+	case stop == elf.StopDepth:
+		u.TruncatedDepth++
+	default:
+		u.Truncated++
+	}
 }
 
 // LRStats says how many LR values were accepted as the sampled function's
@@ -89,8 +143,9 @@ type Symbolized struct {
 	Image   *elf.Image
 	Board   *elf.Board
 	Options Options
-	Stacks  []Stack // ordered by PC, caller, exception, thread
+	Stacks  []Stack // ordered by PC, callers, exception, thread
 	LR      LRStats
+	Unwind  UnwindStats // with the STACK field
 	// Warnings are what the reader could not check or use (no build-id,
 	// no CFI...), for the user to see.
 	Warnings []string
@@ -122,36 +177,26 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 	}
 	img.Preload(pcs)
 	r := &resolver{s: s, sites: sites, lrLive: make(map[uint32]bool)}
-	if c.Header.Fields&sample.FieldLR != 0 {
-		cfi, err := elf.LoadCFI(img.File())
-		if err != nil || cfi == nil {
-			why := "the ELF has no .debug_frame"
-			if err != nil {
-				why = err.Error()
-			}
-			s.Warnings = append(s.Warnings, "no CFI ("+why+"): LR values are accepted only when the call before them targets the sampled function")
-		}
-		r.cfi = cfi
+	if err := r.loadCFI(); err != nil {
+		return nil, err
 	}
 	type key struct {
-		pc, caller uint32
-		exc        uint16
-		thread     uint32
+		callers string // the callers' addresses, 4 bytes each
+		pc      uint32
+		exc     uint16
+		thread  uint32
 	}
 	counts := make(map[key]int)
-	hasLR := c.Header.Fields&sample.FieldLR != 0
-	for _, rec := range c.Records {
-		k := key{pc: rec.PC, exc: rec.Exc, thread: rec.Thread}
-		if hasLR {
-			k.caller = r.caller(rec.PC, rec.LR)
-		}
+	for i := range c.Records {
+		rec := &c.Records[i]
+		k := key{pc: rec.PC, exc: rec.Exc, thread: rec.Thread, callers: addrKey(r.callers(rec))}
 		counts[k]++
 	}
 	s.Stacks = make([]Stack, 0, len(counts))
 	for k, n := range counts {
 		st := Stack{PC: sites.At(k.pc), Exc: k.exc, Thread: k.thread, Count: n}
-		if k.caller != 0 {
-			st.Caller = sites.At(k.caller)
+		for _, a := range keyAddrs(k.callers) {
+			st.Callers = append(st.Callers, sites.At(a))
 		}
 		st.Idle = opts.Idle.IdleSample(st.PC, k.exc, s.ThreadName(k.thread))
 		s.Stacks = append(s.Stacks, st)
@@ -161,7 +206,7 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 		if a.PC.Addr != b.PC.Addr {
 			return a.PC.Addr < b.PC.Addr
 		}
-		if ac, bc := siteAddr(a.Caller), siteAddr(b.Caller); ac != bc {
+		if ac, bc := siteKey(a.Callers), siteKey(b.Callers); ac != bc {
 			return ac < bc
 		}
 		if a.Exc != b.Exc {
@@ -172,11 +217,96 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 	return s, nil
 }
 
-func siteAddr(s *Site) uint32 {
-	if s == nil {
-		return 0
+// loadCFI reads what judging LR and unwinding stacks need: the CFI for a
+// capture with LR, the unwinder (CFI and tail calls) for one with stacks.
+func (r *resolver) loadCFI() error {
+	h := &r.s.Capture.Header
+	if h.Fields&sample.FieldLR == 0 {
+		return nil
 	}
-	return s.Addr
+	cfi, err := elf.LoadCFI(r.s.Image.File())
+	if err != nil || cfi == nil {
+		why := "the ELF has no .debug_frame"
+		if err != nil {
+			why = err.Error()
+		}
+		r.s.Warnings = append(r.s.Warnings, "no CFI ("+why+"): LR values are accepted only when the call before them targets the sampled function")
+		if h.Fields&sample.FieldStack != 0 {
+			r.s.Warnings = append(r.s.Warnings, "no CFI: the stack snapshots cannot be unwound")
+		}
+	}
+	r.cfi = cfi
+	if h.Fields&sample.FieldStack != 0 && cfi != nil {
+		u, err := elf.NewUnwinder(r.s.Image)
+		if err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
+		r.unwinder = u
+	}
+	return nil
+}
+
+// callers are rec's frames above its PC: the unwound stack when the record
+// has one and it passes the first frame, else the accepted LR caller.
+func (r *resolver) callers(rec *sample.Record) []uint32 {
+	h := &r.s.Capture.Header
+	if h.Fields&sample.FieldLR == 0 {
+		return nil
+	}
+	var out []uint32
+	if h.Fields&sample.FieldStack != 0 {
+		frames, stop := uint32(1), elf.StopNoCFI
+		if r.unwinder != nil {
+			// Fewer words than K: the copy stopped at the stack's top (no
+			// words at all may also mean SP was outside the stack).
+			unwound, why := r.unwinder.Unwind(elf.StackSnapshot{
+				PC: rec.PC, SP: rec.SP, LR: rec.LR, Words: rec.Stack,
+				AtTop: len(rec.Stack) > 0 && len(rec.Stack) < int(h.StackWords),
+			})
+			for _, f := range unwound[1:] {
+				out = append(out, f.PC)
+			}
+			frames, stop = uint32(len(unwound)), why
+		}
+		r.s.Unwind.count(int(frames), stop)
+		if frames > 1 || stop.Complete() {
+			r.caller(rec.PC, rec.LR) // counted in the LR statistics all the same
+			return out
+		}
+	}
+	if site := r.caller(rec.PC, rec.LR); site != 0 {
+		out = append(out, site)
+		if h.Fields&sample.FieldStack != 0 {
+			r.s.Unwind.FallbackLR++
+		}
+	}
+	return out
+}
+
+// addrKey packs addresses into a map key; keyAddrs unpacks it.
+func addrKey(addrs []uint32) string {
+	b := make([]byte, 0, 4*len(addrs))
+	for _, a := range addrs {
+		b = binary.BigEndian.AppendUint32(b, a)
+	}
+	return string(b)
+}
+
+func keyAddrs(k string) []uint32 {
+	out := make([]uint32, 0, len(k)/4)
+	for i := 0; i+4 <= len(k); i += 4 {
+		out = append(out, binary.BigEndian.Uint32([]byte(k[i:i+4])))
+	}
+	return out
+}
+
+// siteKey orders stacks by their callers' addresses.
+func siteKey(sites []*Site) string {
+	addrs := make([]uint32, len(sites))
+	for i, s := range sites {
+		addrs[i] = s.Addr
+	}
+	return addrKey(addrs)
 }
 
 // CheckBuildID compares the build-id a capture (or a running device)
@@ -243,9 +373,10 @@ var systemExceptions = [16]string{
 
 // resolver judges each record's LR against the sampled PC.
 type resolver struct {
-	s     *Symbolized
-	sites *Sites
-	cfi   *elf.CFI // nil: LR is judged by its call instruction alone
+	s        *Symbolized
+	sites    *Sites
+	cfi      *elf.CFI      // nil: LR is judged by its call instruction alone
+	unwinder *elf.Unwinder // nil: no stacks, or no CFI to unwind them
 	// lrLive caches the CFI's answer per PC: evaluating the CFI program
 	// allocates, and a capture revisits the same PCs millions of times.
 	lrLive map[uint32]bool

@@ -233,13 +233,18 @@ func ReadelfBuildID(t testing.TB, elfPath string) []byte {
 	return id
 }
 
-// Group is N records with the same PC, LR, exception and thread.
+// Group is N records with the same PC, LR, exception, thread and stack.
 type Group struct {
 	N      int
 	PC, LR uint32
 	Exc    uint16
 	Thread uint32
+	SP     uint32
+	Stack  []uint32
 }
+
+// StackWords is K of the captures built with sample.FieldStack.
+const StackWords = 32
 
 // Capture builds a valid capture of the groups, in order, as taken from fw
 // at a 1 ms mean interval; thread 1 is "main", thread 2 "idle".
@@ -252,6 +257,9 @@ func (fw *Firmware) Capture(t testing.TB, fields sample.Fields, groups ...Group)
 		},
 		Threads: map[uint32]string{1: "main", 2: "idle"},
 	}
+	if fields&sample.FieldStack != 0 {
+		c.Header.StackWords = StackWords
+	}
 	for _, g := range groups {
 		for range g.N {
 			r := sample.Record{Index: uint32(len(c.Records)), PC: g.PC}
@@ -263,6 +271,9 @@ func (fw *Firmware) Capture(t testing.TB, fields sample.Fields, groups ...Group)
 			}
 			if fields&sample.FieldThread != 0 {
 				r.Thread = g.Thread
+			}
+			if fields&sample.FieldStack != 0 {
+				r.SP, r.Stack = g.SP, g.Stack
 			}
 			c.Records = append(c.Records, r)
 		}
