@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package cmd
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	pprof "github.com/google/pprof/profile"
+
+	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/profile"
+)
+
+// TestStackProfileOnQEMUDemo captures the demo firmware with stacks and
+// checks the call graph of its profile against the image itself: every
+// caller above every sampled PC must make that call (a BL/BLX to the
+// callee, through a veneer or not, a call or tail call through a register,
+// or the tail call the unwinder put back), and the demo's known paths must
+// be there: the driver's interrupt handler (from the vector table) calling
+// into the network stack (libnet.a, from the link map), the receive path
+// net_eth_input -> net_ipv4_input -> net_udp_input (Zephyr's names), and
+// net_checksum_hot (the demo's accuracy probe) called from the echo
+// application (libapp.a). Names of the workload other than these are not
+// assumed.
+func TestStackProfileOnQEMUDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("QEMU end-to-end test")
+	}
+	dir := t.TempDir()
+	elfPath, mapPath, inst := bootDemo(t, dir)
+	capture := filepath.Join(dir, "stacks.tcmcap")
+	// A stack record takes 6 + K buffer words: stream, at a rate QEMU's
+	// UART keeps up with.
+	if code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--rate", "2000", "--jitter", "25",
+		"--fields", "pc,ctx,stack", "--mode", "stream", "--samples", "4000", "-o", capture); code != 0 {
+		t.Fatalf("capture: exit %d\n%s", code, stderr)
+	}
+	inst.Stop()
+
+	code, stdout, stderr := tcmprof("info", "--json", capture)
+	if code != 0 {
+		t.Fatalf("info: exit %d\n%s", code, stderr)
+	}
+	var info struct {
+		Records        int     `json:"records"`
+		Dropped        int     `json:"dropped"`
+		BytesPerRecord float64 `json:"bytes_per_record"`
+		StackWords     int     `json:"stack_words"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d records with stacks of up to %d words, %d dropped by the device, %.1f bytes per record on the line",
+		info.Records, info.StackWords, info.Dropped, info.BytesPerRecord)
+	if info.Records < 3000 || info.StackWords != 32 {
+		t.Fatalf("info: %+v", info)
+	}
+
+	code, stdout, stderr = tcmprof("report", "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo", "--json", capture)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	var rep struct {
+		Unwind struct {
+			Records, Complete, Failed, Frames int
+			Depth                             int            `json:"truncated_by_depth"`
+			Ended                             map[string]int `json:"ended"`
+		}
+		Callers []profile.FunctionCallers
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	u := rep.Unwind
+	t.Logf("unwind: %d stacks, %.2f frames on average, %d complete, %d truncated by depth, %d failed; ended %v",
+		u.Records, float64(u.Frames)/float64(u.Records), u.Complete, u.Depth, u.Failed, u.Ended)
+	if u.Records != info.Records || u.Complete == 0 || u.Failed*20 > u.Records || u.Frames < 2*u.Records {
+		t.Errorf("unwind statistics %+v: want stacks of two frames and more, and under 5 %% failed", u)
+	}
+
+	out := filepath.Join(dir, "stacks.pb.gz")
+	if code, _, stderr := tcmprof("profile", "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo", capture, "-o", out); code != 0 {
+		t.Fatalf("profile: exit %d\n%s", code, stderr)
+	}
+	p, err := profile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := elf.Open(elfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCallEdges(t, img, p)
+
+	mf, err := os.Open(mapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := elf.ParseMap(mf)
+	mf.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*elf.Function{}
+	for _, f := range img.Functions() {
+		byName[f.Name] = f
+	}
+	irq := vectorHandler(t, img, 16+31) // the USB controller model's interrupt
+	library := func(fn string) string {
+		if f := byName[fn]; f != nil {
+			return m.Library(f.Addr)
+		}
+		return ""
+	}
+	for _, path := range []struct {
+		what   string
+		chain  []string                  // from the callee outwards, functions in between allowed
+		accept func(stack []string) bool // of the whole stack, when the chain is there
+	}{
+		{"the driver's interrupt handler calls into the network stack", []string{irq}, func(stack []string) bool {
+			for _, fn := range stack[:len(stack)-1] {
+				if library(fn) == "libnet.a" {
+					return stack[len(stack)-1] == irq // rooted at the handler
+				}
+			}
+			return false
+		}},
+		{"the receive path", []string{"net_udp_input", "net_ipv4_input", "net_eth_input"}, nil},
+		{"the echo application calls the checksum", []string{"net_checksum_hot"}, func(stack []string) bool {
+			i := index(stack, "net_checksum_hot")
+			return i+1 < len(stack) && library(stack[i+1]) == "libapp.a"
+		}},
+	} {
+		n := 0
+		for _, s := range p.Sample {
+			stack := physicalStack(s)
+			if hasChain(stack, path.chain) && (path.accept == nil || path.accept(stack)) {
+				n += int(s.Value[0])
+			}
+		}
+		t.Logf("%s (%s): %d samples", path.what, strings.Join(path.chain, " <- "), n)
+		if n == 0 {
+			t.Errorf("no stack shows %s", path.what)
+		}
+	}
+}
+
+// physicalStack is the function of each location of s, innermost first:
+// the outermost line of its inline chain (the function holding the code).
+func physicalStack(s *pprof.Sample) []string {
+	var names []string
+	for _, l := range s.Location {
+		if len(l.Line) > 0 {
+			names = append(names, l.Line[len(l.Line)-1].Function.Name)
+		}
+	}
+	return names
+}
+
+// hasChain reports whether stack holds chain's functions in that order,
+// each further out than the one before.
+func hasChain(stack, chain []string) bool {
+	i := 0
+	for _, fn := range stack {
+		if i < len(chain) && fn == chain[i] {
+			i++
+		}
+	}
+	return i == len(chain)
+}
+
+func index(stack []string, fn string) int {
+	for i, s := range stack {
+		if s == fn {
+			return i
+		}
+	}
+	return 0
+}
+
+// vectorHandler is the function of exception number n in the vector table
+// the image's VTOR points at (the .vectors section in flash).
+func vectorHandler(t *testing.T, img *elf.Image, n uint32) string {
+	t.Helper()
+	sec := img.File().Section(".vectors")
+	if sec == nil {
+		t.Fatal("no .vectors section")
+	}
+	b, ok := img.Bytes(uint32(sec.Addr)+4*n, 4)
+	if !ok {
+		t.Fatalf("no vector %d", n)
+	}
+	fn := img.FunctionAt(binary.LittleEndian.Uint32(b) &^ 1)
+	if fn == nil {
+		t.Fatalf("vector %d points at no function", n)
+	}
+	return fn.Name
+}
+
+// checkCallEdges: every caller location of every sample is an instruction
+// that calls (or tail-calls) the function of the location below it.
+func checkCallEdges(t *testing.T, img *elf.Image, p *pprof.Profile) {
+	t.Helper()
+	ranges := elf.FuncRanges(img.Functions())
+	calls, err := elf.CallEdges(img.File(), ranges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tails, err := elf.TailCalls(img.File(), ranges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callee := map[uint32]uint32{} // call or tail-call site -> the function it enters
+	for _, e := range append(calls, tails...) {
+		callee[e.Site] = e.Callee
+	}
+	handlers := map[uint32]bool{} // exception handlers: entered from an interrupted PC, not a call
+	if sec := img.File().Section(".vectors"); sec != nil {
+		for n := uint32(1); n < uint32(sec.Size)/4; n++ {
+			if b, ok := img.Bytes(uint32(sec.Addr)+4*n, 4); ok {
+				handlers[binary.LittleEndian.Uint32(b)&^1] = true
+			}
+		}
+	}
+	var edges, indirect int
+	bad := map[string]int{}
+	for _, s := range p.Sample {
+		for i := 1; i < len(s.Location); i++ {
+			below := img.FunctionAt(uint32(s.Location[i-1].Address))
+			site := uint32(s.Location[i].Address)
+			if below == nil {
+				bad[fmt.Sprintf("%#x: no function below", site)]++
+				continue
+			}
+			edges++
+			switch target, ok := callee[site]; {
+			case ok && target == below.Addr:
+			case ok && tailCallsThroughRegister(img, target):
+				// The function called ended in a call through a register
+				// with no frame of its own (bx rN): the function below
+				// is where it went.
+				indirect++
+			case !ok && isCallThroughRegister(img, site):
+				indirect++
+			case handlers[below.Addr]:
+			default:
+				bad[fmt.Sprintf("%#x in %s does not call %s", site, funcName(img, site), below.Name)]++
+			}
+		}
+	}
+	t.Logf("%d caller edges in the profile, %d of them calls or tail calls through a register", edges, indirect)
+	if edges == 0 || len(bad) > 0 {
+		t.Errorf("caller edges that are not calls: %v", bad)
+	}
+}
+
+// tailCallsThroughRegister reports whether the function at addr holds a
+// BX Rm other than BX LR: a tail call through a register.
+func tailCallsThroughRegister(img *elf.Image, addr uint32) bool {
+	f := img.FunctionAt(addr)
+	if f == nil {
+		return false
+	}
+	code, ok := img.Bytes(f.Addr, f.Size)
+	for i := 0; ok && i+2 <= len(code); i += 2 {
+		if h := binary.LittleEndian.Uint16(code[i:]); h&0xFF87 == 0x4700 && h != 0x4770 {
+			return true
+		}
+	}
+	return false
+}
+
+// isCallThroughRegister reports whether site holds a BLX Rm.
+func isCallThroughRegister(img *elf.Image, site uint32) bool {
+	got, ok := elf.CallSite(img.Bytes, (site+2)|1)
+	return ok && got == site
+}
+
+func funcName(img *elf.Image, addr uint32) string {
+	if f := img.FunctionAt(addr); f != nil {
+		return f.Name
+	}
+	return fmt.Sprintf("%#x", addr)
+}
