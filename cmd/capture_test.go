@@ -118,6 +118,26 @@ func TestCaptureStreamSamples(t *testing.T) {
 	}
 }
 
+// Stacks through the whole command: the START asks for K, the file keeps
+// every stack word, info tells how deep they went.
+func TestCaptureStacksThenInfo(t *testing.T) {
+	d := scriptedDevice(1024, sampletest.Faults{})
+	port, _, _ := sampletest.ServePty(t, d)
+	out := filepath.Join(t.TempDir(), "stacks.tcmcap")
+	code, _, stderr := tcmprof("capture", "--port", port, "--fields", "pc,ctx,stack", "--stack-words", "40", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	c := checkCaptureFile(t, d, out, 1024)
+	if c.Header.StackWords != 40 || c.Header.Fields&sample.FieldStack == 0 {
+		t.Errorf("header %+v", c.Header)
+	}
+	code, stdout, _ := tcmprof("info", out)
+	if code != 0 || !strings.Contains(stdout, "40 words per sample at most") || !strings.Contains(stdout, "bytes received per record") {
+		t.Errorf("info (exit %d):\n%s", code, stdout)
+	}
+}
+
 // A device that hangs up half-way: the command writes what arrived with
 // its missing ranges, names them, exits non-zero and leaves no temporary
 // file; --resume then completes the same file.

@@ -39,6 +39,14 @@ func TestCaptureFlags(t *testing.T) {
 		o.device.match.VID != sample.DefaultVID || o.device.timeout != sample.DefaultTimeouts().Reply {
 		t.Errorf("defaults: %+v", o)
 	}
+	// Stacks bring LR with them; K goes with them.
+	o, err = parseFlags(newCaptureCmd, "--fields", "pc,stack", "--stack-words", "48", "-o", "s.tcmcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC | sample.FieldLR | sample.FieldStack, StackWords: 48}); o.request != want {
+		t.Errorf("stacks: %+v, want %+v", o.request, want)
+	}
 	// --resume without -o writes the resumed file back.
 	if o, err := parseFlags(newCaptureCmd, "--resume", "held.tcmcap"); err != nil || o.out != "held.tcmcap" {
 		t.Errorf("--resume alone: %+v, %v", o, err)
@@ -49,6 +57,9 @@ func TestCaptureFlags(t *testing.T) {
 		{[]string{"--fields", "pc,sp", "-o", "x"}, `unknown field "sp"`},
 		{[]string{"--attach", "--resume", "x", "-o", "x"}, "exclude each other"},
 		{[]string{"--duration", "-1s", "-o", "x"}, "out of range"},
+		{[]string{"--stack-words", "32", "-o", "x"}, "--stack-words needs --fields with stack"},
+		{[]string{"--fields", "stack", "--stack-words", "7", "-o", "x"}, "--stack-words 7: want 8 to 64"},
+		{[]string{"--fields", "stack", "--stack-words", "65", "-o", "x"}, "--stack-words 65: want 8 to 64"},
 		{[]string{"--timeout", "0s", "-o", "x"}, "--timeout must be positive"},
 		{[]string{"--retries", "-1", "-o", "x"}, "--retries not negative"},
 		{[]string{"-o", "x", "extra"}, "unknown command"},
