@@ -266,7 +266,11 @@ static size_t code_stack(uint8_t *out, const struct tcmp_data_enc *e, const stru
 	size_t best = code_stack_words(NULL, r, NULL);
 	uint32_t window = e->count < TCMP_STACK_REF_WINDOW ? e->count : TCMP_STACK_REF_WINDOW;
 	for (uint32_t back = 1; back <= window; back++) {
-		size_t n = code_stack_words(NULL, r, &e->refs[(e->count - back) % TCMP_STACK_REF_WINDOW]);
+		const struct tcmp_stack_ref *ref = &e->refs[(e->count - back) % TCMP_STACK_REF_WINDOW];
+		/* A stack it does not overlap codes as long as none: skip it. */
+		if (ref->n == 0 || (ref->sp - r->sp >= 4u * r->n && r->sp - ref->sp >= 4u * ref->n))
+			continue;
+		size_t n = code_stack_words(NULL, r, ref);
 		if (n < best) {
 			best = n;
 			best_ref = back;
