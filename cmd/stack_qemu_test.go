@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,12 +97,7 @@ func TestStackProfileOnQEMUDemo(t *testing.T) {
 	}
 	checkCallEdges(t, img, p)
 
-	mf, err := os.Open(mapPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := elf.ParseMap(mf)
-	mf.Close()
+	m, err := readMap(mapPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -214,17 +214,25 @@ func stackRuns(b []byte, r *Record, ref *Record) []byte {
 	return b
 }
 
+// varints reads consecutive varints of b; off is how far it got.
+type varints struct {
+	b   []byte
+	off int
+}
+
+func (v *varints) next() (uint32, error) {
+	x, n, err := uvarint32(v.b[v.off:])
+	v.off += n
+	return x, err
+}
+
 // read decodes one record coded against the records before it, makes it
 // one of them and returns it with the number of bytes read.
 func (c *recordCoder) read(b []byte) (Record, int, error) {
 	var r Record
 	prev := &c.prev
-	off := 0
-	next := func() (uint32, error) {
-		v, n, err := uvarint32(b[off:])
-		off += n
-		return v, err
-	}
+	in := &varints{b: b}
+	next := in.next
 	v, err := next()
 	if err != nil {
 		return r, 0, err
@@ -252,47 +260,40 @@ func (c *recordCoder) read(b []byte) (Record, int, error) {
 		r.Thread = prev.Thread + uint32(unzigzag(v))
 	}
 	if c.fields&FieldStack != 0 {
-		n, err := c.readStack(b[off:], &r)
-		if err != nil {
+		if err := c.readStack(in, &r); err != nil {
 			return r, 0, err
 		}
-		off += n
 	}
 	c.push(r)
-	return r, off, nil
+	return r, in.off, nil
 }
 
 // readStack decodes the STACK part of r (protocol §3).
-func (c *recordCoder) readStack(b []byte, r *Record) (int, error) {
-	off := 0
-	next := func() (uint32, error) {
-		v, n, err := uvarint32(b[off:])
-		off += n
-		return v, err
-	}
+func (c *recordCoder) readStack(in *varints, r *Record) error {
+	next := in.next
 	v, err := next()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	r.SP = c.prev.SP + uint32(unzigzag(v))
 	words, err := next()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if words > MaxStackWords {
-		return 0, errStackWords
+		return errStackWords
 	}
 	if words == 0 {
-		return off, nil
+		return nil
 	}
 	back, err := next()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	var ref *Record
 	if back != 0 {
 		if back > stackRefWindow || int(back) > c.count {
-			return 0, errStackRef
+			return errStackRef
 		}
 		ref = c.ref(int(back))
 	}
@@ -300,19 +301,19 @@ func (c *recordCoder) readStack(b []byte, r *Record) (int, error) {
 	for i := uint32(0); i < words; {
 		same, err := next()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		diff, err := next()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if same+diff == 0 || uint64(i)+uint64(same)+uint64(diff) > uint64(words) {
-			return 0, errStackRun
+			return errStackRun
 		}
 		for ; same > 0; same-- {
 			w, ok := coveredWord(ref, r.SP+4*i)
 			if !ok {
-				return 0, errStackSame
+				return errStackSame
 			}
 			r.Stack[i] = w
 			i++
@@ -320,12 +321,12 @@ func (c *recordCoder) readStack(b []byte, r *Record) (int, error) {
 		for ; diff > 0; diff-- {
 			v, err := next()
 			if err != nil {
-				return 0, err
+				return err
 			}
 			base, _ := coveredWord(ref, r.SP+4*i)
 			r.Stack[i] = base + uint32(unzigzag(v))
 			i++
 		}
 	}
-	return off, nil
+	return nil
 }

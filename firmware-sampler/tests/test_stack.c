@@ -45,6 +45,19 @@ static int start_stack(uint8_t fields, uint8_t mode, uint32_t count, uint8_t sta
 	return reply(TCMP_CMD_START);
 }
 
+/* A fresh core whose stack is all of mem, running a STACK run of K words;
+ * returns its capacity, checked against (buffer - 2) / (6 + K). */
+static uint32_t start_run(uint8_t mode, uint32_t count, uint8_t k)
+{
+	fake_reset(NULL);
+	port.stack_lo = mem;
+	port.stack_hi = &mem[MEM_WORDS];
+	CHECK_EQ_U(start_stack(STACK_FIELDS, mode, count, k), TCMP_OK);
+	const uint32_t cap = status().capacity;
+	CHECK_EQ_U(cap, (TCMP_BUFFER_WORDS - 2u) / (6u + k));
+	return cap;
+}
+
 /* The value of stack word w at sample i: distinct per sample and word. */
 static uint32_t word_of(uint32_t i, uint32_t w)
 {
@@ -66,8 +79,8 @@ static void sample(uint32_t i, uint32_t at, uint32_t exc_return, uint32_t xpsr)
 	fake_sample_frame(&mem[at], exc_return);
 }
 
-/* DRAINs everything held and decodes it into `decoded`; returns the count. */
-static uint32_t drain_all(uint8_t fields)
+/* DRAINs everything held into `frames`; returns their number. */
+static size_t drain_frames(void)
 {
 	port.out_len = 0;
 	const uint8_t all[8] = {0};
@@ -75,6 +88,13 @@ static uint32_t drain_all(uint8_t fields)
 	size_t bad;
 	size_t n = fake_frames(frames, 4096, &bad, 1);
 	CHECK_EQ_U(bad, 0);
+	return n;
+}
+
+/* DRAINs everything held and decodes it into `decoded`; returns the count. */
+static uint32_t drain_all(uint8_t fields)
+{
+	size_t n = drain_frames();
 	uint32_t got = 0;
 	for (size_t f = 0; f < n; f++) {
 		if (frames[f].type != TCMP_FRAME_DATA)
@@ -134,10 +154,7 @@ static void test_start_arguments(void)
 
 static void test_copy_bounds(void)
 {
-	fake_reset(NULL);
-	port.stack_lo = mem;
-	port.stack_hi = &mem[MEM_WORDS];
-	CHECK_EQ_U(start_stack(STACK_FIELDS, TCMP_MODE_SNAPSHOT, 0, 32), TCMP_OK);
+	start_run(TCMP_MODE_SNAPSHOT, 0, 32);
 	sample(0, 100, EXC_RETURN_THREAD_PSP, 0x01000000u);
 	CHECK_EQ_U(port.stack_exc_return, EXC_RETURN_THREAD_PSP);
 	sample(1, 100, EXC_RETURN_THREAD_PSP_FP, 0x01000000u);
@@ -174,12 +191,7 @@ static void test_copy_bounds(void)
  * is dropped): the ring wraps at its last whole record, nothing mixes. */
 static void test_stream_wraps(void)
 {
-	fake_reset(NULL);
-	port.stack_lo = mem;
-	port.stack_hi = &mem[MEM_WORDS];
-	CHECK_EQ_U(start_stack(STACK_FIELDS, TCMP_MODE_STREAM, 1000, 64), TCMP_OK);
-	const uint32_t cap = status().capacity;
-	CHECK_EQ_U(cap, (TCMP_BUFFER_WORDS - 2u) / 70u);
+	start_run(TCMP_MODE_STREAM, 1000, 64);
 	uint32_t next = 0;
 	for (uint32_t i = 0; i < 1000; i++) {
 		/* SPs vary so that the n differ too. */
@@ -210,12 +222,7 @@ static void test_stream_wraps(void)
 /* A snapshot stops when the ring of 6 + K word records is full. */
 static void test_snapshot_fills_the_ring(void)
 {
-	fake_reset(NULL);
-	port.stack_lo = mem;
-	port.stack_hi = &mem[MEM_WORDS];
-	CHECK_EQ_U(start_stack(STACK_FIELDS, TCMP_MODE_SNAPSHOT, 0, 8), TCMP_OK);
-	const uint32_t cap = status().capacity;
-	CHECK_EQ_U(cap, (TCMP_BUFFER_WORDS - 2u) / 14u);
+	const uint32_t cap = start_run(TCMP_MODE_SNAPSHOT, 0, 8);
 	for (uint32_t i = 0; i < cap + 10; i++)
 		sample(i, 200, EXC_RETURN_THREAD_PSP, 0x01000000u);
 	tcmp_poll();
@@ -244,10 +251,7 @@ static void test_snapshot_fills_the_ring(void)
  */
 static void test_frames_stay_within_512(void)
 {
-	fake_reset(NULL);
-	port.stack_lo = mem;
-	port.stack_hi = &mem[MEM_WORDS];
-	CHECK_EQ_U(start_stack(STACK_FIELDS, TCMP_MODE_SNAPSHOT, 200, 64), TCMP_OK);
+	start_run(TCMP_MODE_SNAPSHOT, 200, 64);
 	srand(7);
 	static uint32_t sent[200][64];
 	for (uint32_t i = 0; i < 200; i++) {
@@ -262,12 +266,7 @@ static void test_frames_stay_within_512(void)
 		fake_sample_frame(&mem[92], EXC_RETURN_THREAD_PSP);
 	}
 	tcmp_poll();
-	port.out_len = 0;
-	const uint8_t all[8] = {0};
-	fake_command(TCMP_CMD_DRAIN, all, sizeof all);
-	size_t bad;
-	size_t n = fake_frames(frames, 4096, &bad, 1);
-	CHECK_EQ_U(bad, 0);
+	size_t n = drain_frames();
 	uint32_t got = 0;
 	size_t data_frames = 0;
 	for (size_t f = 0; f < n; f++) {
