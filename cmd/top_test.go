@@ -299,6 +299,33 @@ func TestTopSIGTERM(t *testing.T) {
 	}
 }
 
+// top with --fields stack: the view is the same, and the capture written
+// with -o keeps the stacks and K for report.
+func TestTopStack(t *testing.T) {
+	d, fw := topDevice(t)
+	for i := range d.Replay {
+		r := &d.Replay[i]
+		r.SP = 0x20001000 - 4*uint32(i%20)
+		for w := range 24 {
+			r.Stack = append(r.Stack, uint32(i*100+w))
+		}
+	}
+	port, _, _ := sampletest.ServePty(t, d)
+	out := filepath.Join(t.TempDir(), "stack.tcmcap")
+	code, stdout, stderr := tcmprof("top", "--port", port, "--elf", fw.ELF, "--fields", "pc,lr,stack", "--stack-words", "16",
+		"-b", "-n", "1", "--interval", "300ms", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "leaf_add") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	c := checkCaptureFile(t, d, out, int(d.Stored()))
+	if c.Header.StackWords != 16 || c.Header.Fields&sample.FieldStack == 0 || len(c.Records) == 0 || len(c.Records[0].Stack) != 16 {
+		t.Errorf("header %+v, first record %+v", c.Header, c.Records[0])
+	}
+}
+
 // top refuses a device that runs another build.
 func TestTopBuildIDMismatch(t *testing.T) {
 	d, fw := topDevice(t)

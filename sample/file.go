@@ -60,7 +60,7 @@ type fileHeader struct {
 	Stored         uint32   `json:"stored"`
 	HeldFrom       uint32   `json:"held_from"`
 	BuildID        string   `json:"build_id"`              // hex
-	StackWords     uint8    `json:"stack_words,omitempty"` // format 1.1
+	StackWords     uint8    `json:"stack_words,omitempty"` // format 1.2
 }
 
 type fileThread struct {
