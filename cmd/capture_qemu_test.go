@@ -132,6 +132,25 @@ func bootDemo(t *testing.T, dir string) (elfPath, mapPath string, inst *qemu.Ins
 	return elfPath, mapPath, inst
 }
 
+// bootAndCapture boots the demo firmware in QEMU (see bootDemo), takes a
+// capture named name in the test's directory with the capture flags given,
+// and stops the emulator.
+func bootAndCapture(t *testing.T, name string, flags ...string) (dir, elfPath, mapPath, capture string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("QEMU end-to-end test")
+	}
+	dir = t.TempDir()
+	elfPath, mapPath, inst := bootDemo(t, dir)
+	capture = filepath.Join(dir, name)
+	args := append([]string{"capture", "--port", inst.PTY, "-o", capture}, flags...)
+	if code, _, stderr := tcmprof(args...); code != 0 {
+		t.Fatalf("capture: exit %d\n%s", code, stderr)
+	}
+	inst.Stop()
+	return dir, elfPath, mapPath, capture
+}
+
 // checkPCsWithAddr2line asks addr2line for the function of every distinct
 // PC: each must be in a function, and none in the sampler's own code.
 func checkPCsWithAddr2line(t *testing.T, elfPath string, recs []sample.Record) {

@@ -16,17 +16,8 @@ import (
 // about half of the busy time and idles (k_cpu_idle in the "idle" thread)
 // about a quarter of the time.
 func TestReportOnQEMUDemo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("QEMU end-to-end test")
-	}
-	dir := t.TempDir()
-	elfPath, mapPath, inst := bootDemo(t, dir)
-	capture := filepath.Join(dir, "demo.tcmcap")
-	if code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--jitter", "25",
-		"--fields", "pc,lr,exc,thread", "--samples", "4000", "-o", capture); code != 0 {
-		t.Fatalf("capture: exit %d\n%s", code, stderr)
-	}
-	inst.Stop()
+	dir, elfPath, mapPath, capture := bootAndCapture(t, "demo.tcmcap", "--rate", "10000", "--jitter", "25",
+		"--fields", "pc,lr,exc,thread", "--samples", "4000")
 
 	code, stdout, stderr := tcmprof("report", "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo", "--json", capture)
 	if code != 0 {

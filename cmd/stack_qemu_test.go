@@ -28,19 +28,10 @@ import (
 // application (libapp.a). Names of the workload other than these are not
 // assumed.
 func TestStackProfileOnQEMUDemo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("QEMU end-to-end test")
-	}
-	dir := t.TempDir()
-	elfPath, mapPath, inst := bootDemo(t, dir)
-	capture := filepath.Join(dir, "stacks.tcmcap")
 	// A stack record takes 6 + K buffer words: stream, at a rate QEMU's
 	// UART keeps up with.
-	if code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--rate", "2000", "--jitter", "25",
-		"--fields", "pc,ctx,stack", "--mode", "stream", "--samples", "4000", "-o", capture); code != 0 {
-		t.Fatalf("capture: exit %d\n%s", code, stderr)
-	}
-	inst.Stop()
+	dir, elfPath, mapPath, capture := bootAndCapture(t, "stacks.tcmcap", "--rate", "2000", "--jitter", "25",
+		"--fields", "pc,ctx,stack", "--mode", "stream", "--samples", "4000")
 
 	code, stdout, stderr := tcmprof("info", "--json", capture)
 	if code != 0 {
