@@ -57,7 +57,7 @@ static void echo_main(void *arg)
 }
 
 /* Builds the Ethernet/IPv4/UDP request the PC would send. */
-static size_t build_request(uint8_t *frame, uint32_t seq)
+TESTBENCH static size_t build_request(uint8_t *frame, uint32_t seq)
 {
 	struct eth_hdr *eth = (struct eth_hdr *)frame;
 	struct ipv4_hdr *ip = (struct ipv4_hdr *)(frame + ETH_HLEN);
@@ -89,7 +89,7 @@ static size_t build_request(uint8_t *frame, uint32_t seq)
 	return ETH_HLEN + IPV4_HLEN + UDP_HLEN + ECHO_PAYLOAD;
 }
 
-static bool reply_matches(const uint8_t *reply, int len, const uint8_t *request)
+TESTBENCH static bool reply_matches(const uint8_t *reply, int len, const uint8_t *request)
 {
 	const size_t payload_at = ETH_HLEN + IPV4_HLEN + UDP_HLEN;
 	if (len != (int)(payload_at + ECHO_PAYLOAD)) {
@@ -101,7 +101,7 @@ static bool reply_matches(const uint8_t *reply, int len, const uint8_t *request)
 }
 
 /* Sends one burst and waits for its replies; returns how many came back right. */
-static unsigned run_burst(uint32_t *seq)
+TESTBENCH static unsigned run_burst(uint32_t *seq)
 {
 	static uint8_t requests[BURST][128];
 	static uint8_t reply[FRAME_MAX];
@@ -136,7 +136,7 @@ static unsigned run_burst(uint32_t *seq)
  * the round count that makes the two equal. Measuring on the running
  * system (QEMU's speed, -O level) keeps the share near 50 % everywhere.
  */
-static void calibrate(uint32_t *seq)
+TESTBENCH static void calibrate(uint32_t *seq)
 {
 	hot_rounds = 0;
 	run_burst(seq); /* warm up: QEMU translates the code on first use */
@@ -165,7 +165,7 @@ static void calibrate(uint32_t *seq)
 	       (unsigned)(hot_cycles_per_round / CALIBRATION_ECHOES), (unsigned)bursts_per_sleep);
 }
 
-static void host_main(void *arg)
+TESTBENCH static void host_main(void *arg)
 {
 	(void)arg;
 	uint32_t seq = 0;

@@ -11,6 +11,7 @@
 #include "cmsdk.h"
 #include "drv.h"
 #include "kernel.h"
+#include "port.h"
 
 #define QTD_COUNT 32
 #define QTD_ACTIVE 0x80u
@@ -105,7 +106,7 @@ int ehci_ep_enqueue(uint8_t ep, uint8_t *data, uint16_t len, void *cookie)
 	return 0;
 }
 
-static struct ehci_qtd *first_active(struct ehci_qh *qh)
+TESTBENCH static struct ehci_qtd *first_active(struct ehci_qh *qh)
 {
 	for (struct ehci_qtd *td = qh->first; td != NULL; td = td->next) {
 		if (td->token & QTD_ACTIVE) {
@@ -115,14 +116,14 @@ static struct ehci_qtd *first_active(struct ehci_qh *qh)
 	return NULL;
 }
 
-static void raise_irq(uint32_t status)
+TESTBENCH static void raise_irq(uint32_t status)
 {
 	usbsts |= status;
 	NVIC_ISPR(EHCI_IRQn >> 5) = 1u << (EHCI_IRQn & 31);
 }
 
 /* Bus -> device: one received frame into the next active OUT qTD. */
-static bool hw_move_out(void)
+TESTBENCH static bool hw_move_out(void)
 {
 	struct ehci_qtd *td = first_active(&qhs[EHCI_EP_OUT]);
 	struct dma_desc *d = dma_ring_peek(&bus_out);
@@ -142,7 +143,7 @@ static bool hw_move_out(void)
 }
 
 /* Device -> bus: the next active IN qTD onto the bus towards the host. */
-static bool hw_move_in(void)
+TESTBENCH static bool hw_move_in(void)
 {
 	struct ehci_qtd *td = first_active(&qhs[EHCI_EP_IN]);
 	if (td == NULL) {
@@ -161,7 +162,7 @@ static bool hw_move_in(void)
 	return true;
 }
 
-void ehci_hw_process(void)
+TESTBENCH void ehci_hw_process(void)
 {
 	bool moved = false;
 	uint32_t key = irq_lock();
@@ -177,7 +178,7 @@ void ehci_hw_process(void)
 	irq_unlock(key);
 }
 
-int ehci_host_send_out(const uint8_t *frame, size_t len)
+TESTBENCH int ehci_host_send_out(const uint8_t *frame, size_t len)
 {
 	if (len > FRAME_MAX) {
 		return -1;
@@ -196,7 +197,7 @@ int ehci_host_send_out(const uint8_t *frame, size_t len)
 	return 0;
 }
 
-int ehci_host_recv_in(uint8_t *frame, size_t size)
+TESTBENCH int ehci_host_recv_in(uint8_t *frame, size_t size)
 {
 	struct dma_desc d;
 	uint32_t key = irq_lock();

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Frame copies and the Ethernet FCS, as a MAC/USB network driver does them. */
+/*
+ * Frame copies and the Ethernet FCS on the bus of the controller model: the
+ * hardware does them, so all of it is testbench code (port.h).
+ */
 #include <string.h>
 
 #include "drv.h"
+#include "port.h"
 
 static uint32_t crc_table[256];
 static bool crc_table_ready;
 
-static void crc_table_init(void)
+TESTBENCH static void crc_table_init(void)
 {
 	for (uint32_t i = 0; i < 256; i++) {
 		uint32_t c = i;
@@ -19,7 +23,7 @@ static void crc_table_init(void)
 	crc_table_ready = true;
 }
 
-uint32_t frame_crc32(const uint8_t *data, size_t len)
+TESTBENCH uint32_t frame_crc32(const uint8_t *data, size_t len)
 {
 	if (!crc_table_ready) {
 		crc_table_init();
@@ -31,14 +35,14 @@ uint32_t frame_crc32(const uint8_t *data, size_t len)
 	return c ^ 0xFFFFFFFFu;
 }
 
-size_t frame_append_fcs(uint8_t *frame, size_t len)
+TESTBENCH size_t frame_append_fcs(uint8_t *frame, size_t len)
 {
 	uint32_t fcs = frame_crc32(frame, len);
 	memcpy(frame + len, &fcs, 4);
 	return len + 4;
 }
 
-bool frame_check_fcs(const uint8_t *frame, size_t len_with_fcs)
+TESTBENCH bool frame_check_fcs(const uint8_t *frame, size_t len_with_fcs)
 {
 	if (len_with_fcs < 4) {
 		return false;
@@ -48,7 +52,7 @@ bool frame_check_fcs(const uint8_t *frame, size_t len_with_fcs)
 	return frame_crc32(frame, len_with_fcs - 4) == fcs;
 }
 
-size_t frame_copy(uint8_t *dst, size_t dst_size, const uint8_t *src, size_t len)
+TESTBENCH size_t frame_copy(uint8_t *dst, size_t dst_size, const uint8_t *src, size_t len)
 {
 	if (len > dst_size) {
 		len = dst_size;

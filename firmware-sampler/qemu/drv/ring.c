@@ -1,25 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Descriptor rings as the controller model and the class driver share them. */
+/*
+ * Descriptor rings of the controller model's bus, between the host model
+ * and the "hardware": testbench code (port.h).
+ */
 #include <string.h>
 
 #include "drv.h"
+#include "port.h"
 
-void dma_ring_init(struct dma_ring *r)
+TESTBENCH void dma_ring_init(struct dma_ring *r)
 {
 	memset(r, 0, sizeof(*r));
 }
 
-unsigned dma_ring_used(const struct dma_ring *r)
+TESTBENCH unsigned dma_ring_used(const struct dma_ring *r)
 {
 	return r->head - r->tail;
 }
 
-unsigned dma_ring_space(const struct dma_ring *r)
+TESTBENCH unsigned dma_ring_space(const struct dma_ring *r)
 {
 	return DMA_RING_SIZE - dma_ring_used(r);
 }
 
-bool dma_ring_push(struct dma_ring *r, uint8_t *addr, uint16_t len, void *cookie)
+TESTBENCH bool dma_ring_push(struct dma_ring *r, uint8_t *addr, uint16_t len, void *cookie)
 {
 	if (dma_ring_space(r) == 0) {
 		r->overruns++;
@@ -36,7 +40,7 @@ bool dma_ring_push(struct dma_ring *r, uint8_t *addr, uint16_t len, void *cookie
 	return true;
 }
 
-struct dma_desc *dma_ring_peek(struct dma_ring *r)
+TESTBENCH struct dma_desc *dma_ring_peek(struct dma_ring *r)
 {
 	if (dma_ring_used(r) == 0) {
 		return NULL;
@@ -44,7 +48,7 @@ struct dma_desc *dma_ring_peek(struct dma_ring *r)
 	return &r->desc[r->tail % DMA_RING_SIZE];
 }
 
-bool dma_ring_pop(struct dma_ring *r, struct dma_desc *out)
+TESTBENCH bool dma_ring_pop(struct dma_ring *r, struct dma_desc *out)
 {
 	struct dma_desc *d = dma_ring_peek(r);
 	if (d == NULL) {

@@ -24,6 +24,16 @@ void sampler_port_init(void);
 /* Feeds received bytes to the sampler core and lets it stream; call every few ms. */
 void sampler_port_service(void);
 
+/*
+ * Code that plays the world outside the chip: the PC at the other end of
+ * the USB cable (the usb_host thread of app/echo.c) and the hardware side
+ * of the USB controller model (the bus, its rings and FCS). The linker
+ * script puts it in .testbench (0x60800000, no Teensy memory): tcmprof sim
+ * leaves it out of its model, and the planner never moves it (it is not
+ * in a .text section).
+ */
+#define TESTBENCH __attribute__((section(".testbench")))
+
 __attribute__((noreturn)) void port_panic(const char *what, uint32_t exc, uint32_t pc,
 					  uint32_t lr, uint32_t exc_return);
 
