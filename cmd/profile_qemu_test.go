@@ -13,7 +13,7 @@ import (
 
 // TestReportOnQEMUDemo profiles the demo firmware end to end: capture in
 // QEMU, then report and profile. The demo calibrates net_checksum_hot to
-// about half of the busy time and idles (k_cpu_idle in the "idle" thread)
+// 15 % of the busy time (the largest share of any function) and idles (k_cpu_idle in the "idle" thread)
 // about a quarter of the time.
 func TestReportOnQEMUDemo(t *testing.T) {
 	dir, elfPath, mapPath, capture := bootAndCapture(t, "demo.tcmcap", "--rate", "10000", "--jitter", "25",
@@ -44,8 +44,8 @@ func TestReportOnQEMUDemo(t *testing.T) {
 	}
 	hot := doc.Functions[0]
 	share := float64(hot.Samples) / float64(doc.Busy.Count)
-	if hot.Name != "net_checksum_hot" || share < 0.35 || share > 0.65 {
-		t.Errorf("top function %s with %.1f %% of busy samples; want net_checksum_hot near 50 %%", hot.Name, 100*share)
+	if hot.Name != "net_checksum_hot" || share < 0.10 || share > 0.20 {
+		t.Errorf("top function %s with %.1f %% of busy samples; want net_checksum_hot near 15 %%", hot.Name, 100*share)
 	}
 	if doc.LR.Records != doc.Samples || doc.LR.Accepted == 0 {
 		t.Errorf("LR: %d of %d accepted", doc.LR.Accepted, doc.LR.Records)

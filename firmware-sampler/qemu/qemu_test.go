@@ -223,7 +223,8 @@ func TestITCMFragmentRelocates(t *testing.T) {
 
 // The firmware boots, answers STATUS with the right header, and a snapshot
 // run of PCs gives contiguous records that all fall in known functions
-// outside the sampler, with net_checksum_hot at about half the busy time.
+// outside the sampler, with net_checksum_hot at the 15 % of the busy time
+// the demo calibrates it to (app/echo.c, HOT_PERCENT).
 func TestSnapshotPC(t *testing.T) {
 	elfPath, _ := defaultImage(t)
 	f, syms := loadSymbols(t, elfPath)
@@ -260,11 +261,12 @@ func TestSnapshotPC(t *testing.T) {
 	busy := len(c.records) - shares["k_cpu_idle"]
 	hot := float64(shares["net_checksum_hot"]) / float64(busy)
 	t.Logf("busy %d of %d samples; net_checksum_hot %.1f %% of busy", busy, len(c.records), 100*hot)
-	if hot < 0.40 || hot > 0.60 {
-		t.Errorf("net_checksum_hot has %.1f %% of busy samples, want 40-60 %%", 100*hot)
+	if hot < 0.10 || hot > 0.20 {
+		t.Errorf("net_checksum_hot has %.1f %% of busy samples, want 10-20 %%", 100*hot)
 	}
-	// The workload must look like the Teensy's echo path to a cache: more
-	// hot code than the 32 KB instruction cache, spread over many functions.
+	// The workload must look like the Teensy's echo path to a cache: far
+	// more hot code than the 32 KB instruction cache (the report's needed
+	// 66 KB), spread over many functions.
 	hotBytes := uint64(0)
 	for _, fn := range syms.funcs {
 		if shares[fn.Name] > 0 {
@@ -272,8 +274,8 @@ func TestSnapshotPC(t *testing.T) {
 		}
 	}
 	t.Logf("%d functions with samples, %d bytes", len(shares), hotBytes)
-	if len(shares) <= 100 || hotBytes <= 32*1024 {
-		t.Errorf("hot code is %d functions, %d bytes; want > 100 functions and > 32 KB", len(shares), hotBytes)
+	if len(shares) <= 150 || hotBytes <= 48*1024 {
+		t.Errorf("hot code is %d functions, %d bytes; want > 150 functions and > 48 KB", len(shares), hotBytes)
 	}
 }
 

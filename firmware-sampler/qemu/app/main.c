@@ -42,6 +42,7 @@ static void console_main(void *arg)
 			next_status += STATUS_PERIOD_MS;
 		}
 		sampler_port_service();
+		log_process();
 		k_sleep_ms(1);
 	}
 }

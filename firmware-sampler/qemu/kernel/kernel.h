@@ -110,6 +110,66 @@ bool k_work_submit_to_queue(struct k_work_q *q, struct k_work *work);
 
 /* Minimal printf for the console: %s %d %u %x %08x %c %%. */
 void printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same formatting into buf; returns the length the whole text needs. */
+size_t snprintk(char *buf, size_t size, const char *fmt, ...);
+
+/*
+ * Deferred logging (kernel/log.c): LOG_*() queue a message when the
+ * source's level allows it; log_process() formats the queue into the RAM
+ * backend. Arguments are 32-bit integers (no %s: the text is formatted
+ * later).
+ */
+enum { LOG_LEVEL_NONE, LOG_LEVEL_ERR, LOG_LEVEL_WRN, LOG_LEVEL_INF, LOG_LEVEL_DBG };
+struct log_source {
+	const char *name;
+	uint8_t level;
+	uint32_t messages, dropped;
+};
+struct log_stats {
+	uint32_t queued, processed, dropped, wraps;
+};
+void z_log_msg(struct log_source *src, uint8_t level, const char *fmt, uint32_t a0, uint32_t a1,
+	       uint32_t a2);
+unsigned log_process(void);
+void log_get_stats(struct log_stats *out);
+#define Z_LOG(src, lvl, fmt, a0, a1, a2)                                                     \
+	do {                                                                                 \
+		if ((src)->level >= (lvl)) {                                                 \
+			z_log_msg((src), (lvl), (fmt), (uint32_t)(a0), (uint32_t)(a1),      \
+				  (uint32_t)(a2));                                           \
+		}                                                                            \
+	} while (0)
+#define LOG_WRN(src, fmt, a0, a1, a2) Z_LOG(src, LOG_LEVEL_WRN, fmt, a0, a1, a2)
+#define LOG_INF(src, fmt, a0, a1, a2) Z_LOG(src, LOG_LEVEL_INF, fmt, a0, a1, a2)
+#define LOG_DBG(src, fmt, a0, a1, a2) Z_LOG(src, LOG_LEVEL_DBG, fmt, a0, a1, a2)
+
+/* Kernel heap (kernel/heap.c): first fit with splitting and coalescing. */
+struct k_heap_stats {
+	uint32_t allocs, frees, failures, merges, max_scan, free_bytes;
+};
+void k_heap_init(void);
+void *k_malloc(size_t bytes);
+void k_free(void *p);
+void k_heap_get_stats(struct k_heap_stats *out);
+
+/* Timers on a timing wheel (kernel/timer.c); the expiry runs in the tick interrupt. */
+struct k_timer;
+typedef void (*k_timer_expiry_t)(struct k_timer *t);
+struct k_timer {
+	struct k_timer *next, **pprev; /* wheel slot list; pprev NULL when stopped */
+	uint32_t expiry_tick;
+	uint32_t period; /* ms; 0 for a one-shot timer */
+	k_timer_expiry_t expiry;
+};
+struct k_timer_stats {
+	uint32_t starts, restarts, stops, expired, slot_scans;
+};
+void k_timer_init(struct k_timer *t, k_timer_expiry_t expiry, uint32_t period_ms);
+void k_timer_start(struct k_timer *t, uint32_t delay_ms);
+void k_timer_stop(struct k_timer *t);
+bool k_timer_is_running(const struct k_timer *t);
+uint32_t k_timer_remaining_ticks(const struct k_timer *t);
+void k_timer_get_stats(struct k_timer_stats *out);
 
 /* Called from the tick interrupt. */
 void kernel_tick(void);

@@ -20,6 +20,8 @@ int z_take_or_pend(void *obj, bool (*try_take)(void *obj), uint32_t timeout_ms);
 void z_ready_waiters(const void *obj);
 /* Makes every thread whose timeout has passed ready; from the tick. */
 void z_ready_expired(uint32_t now);
+/* Runs the timers due at tick now; from the tick. */
+void z_timer_announce(uint32_t now);
 bool z_any_ready(void);
 void k_thread_exit(void);
 

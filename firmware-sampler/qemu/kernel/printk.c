@@ -105,6 +105,15 @@ static size_t format(char *buf, size_t size, const char *fmt, va_list ap)
 	return o.len;
 }
 
+size_t snprintk(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	size_t n = format(buf, size, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
 void printk(const char *fmt, ...)
 {
 	char line[160];

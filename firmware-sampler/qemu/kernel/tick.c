@@ -14,4 +14,5 @@ void kernel_tick(void)
 {
 	uint32_t now = ++uptime_ticks;
 	z_ready_expired(now);
+	z_timer_announce(now);
 }

@@ -71,9 +71,22 @@ int net_ipv4_input(struct net_if *iface, struct net_buf *buf)
 		iface->stats.ipv4_bad_header++;
 		return -1;
 	}
-	update_stats(iface, true);
-	iface->stats.filter_hits += net_filter_run(buf, hdr);
 	buf->ip_hlen = (uint8_t)((hdr->vhl & 0x0Fu) * 4u);
+	if (buf->ip_hlen > IPV4_HLEN) {
+		struct ipv4_opts opts;
+		if (net_ipv4_parse_options((const uint8_t *)hdr + IPV4_HLEN, buf->ip_hlen - IPV4_HLEN,
+					   &opts) != 0) {
+			iface->stats.ipv4_bad_options++;
+			return -1;
+		}
+		iface->stats.ipv4_options++;
+		if (opts.router_alert) {
+			iface->stats.router_alerts++;
+		}
+	}
+	update_stats(iface, true);
+	iface->stats.qos_class[net_qos_ingress((struct ipv4_hdr *)hdr, ntohs(hdr->len))]++;
+	iface->stats.filter_hits += net_filter_run(buf, hdr);
 	buf->src_addr = hdr->src;
 	buf->dst_addr = hdr->dst;
 	buf->len = ntohs(hdr->len);

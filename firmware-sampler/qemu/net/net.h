@@ -83,6 +83,8 @@ struct net_if_stats {
 	uint32_t ipv4_rx, ipv4_tx, ipv4_bad_header, ipv4_bad_chksum, ipv4_not_for_us;
 	uint32_t udp_rx, udp_tx, udp_bad_chksum, udp_no_conn;
 	uint32_t filter_hits;
+	uint32_t ipv4_options, ipv4_bad_options, router_alerts;
+	uint32_t qos_class[8];
 };
 
 typedef int (*net_if_send_t)(struct net_if *iface, struct net_buf *buf);
@@ -157,8 +159,35 @@ int net_ipv4_output(struct net_buf *buf, uint32_t src, uint32_t dst, uint8_t pro
 int net_udp_input(struct net_if *iface, struct net_buf *buf);
 int net_udp_output(struct net_buf *buf, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport);
 
+/* IPv4 options (net/ipv4_opt.c): what a received datagram carried. */
+struct ipv4_opts {
+	uint8_t count, unknown;
+	uint8_t rr_hops, ts_entries, ts_overflow, security_level;
+	bool rr_full, ts_room, router_alert;
+	uint16_t ra_value;
+};
+/* 0, or -1 when an option is malformed (the datagram must be dropped). */
+int net_ipv4_parse_options(const uint8_t *opts, unsigned len, struct ipv4_opts *out);
+
+/* Ingress QoS (net/qos.c): meters the datagram in its DSCP's class; returns the class. */
+uint8_t net_qos_ingress(struct ipv4_hdr *hdr, uint16_t bytes);
+
 /* Packet filter rules (classification applied to every received packet). */
 unsigned net_filter_run(const struct net_buf *buf, const struct ipv4_hdr *ip);
+
+/* Connection tracking (net/conntrack.c). */
+struct ct_tuple {
+	uint32_t src, dst; /* network order */
+	uint16_t sport, dport;
+	uint8_t proto;
+};
+struct ct_stats {
+	uint32_t lookups, created, established, expired, evicted, invalid;
+};
+void net_conntrack_init(void);
+/* Accounts one packet of the flow; its state (1 new, 2 established) or -1. */
+int net_conntrack(const struct ct_tuple *t, size_t bytes, bool outgoing);
+void net_conntrack_get_stats(struct ct_stats *out);
 
 /* Connections and a socket-like API. */
 #define NET_CONN_MAX 4

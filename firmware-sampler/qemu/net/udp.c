@@ -37,6 +37,8 @@ int net_udp_input(struct net_if *iface, struct net_buf *buf)
 	update_stats(iface, true);
 	buf->src_port = ntohs(hdr->src_port);
 	buf->dst_port = ntohs(hdr->dst_port);
+	struct ct_tuple flow = {buf->src_addr, buf->dst_addr, buf->src_port, buf->dst_port, IP_PROTO_UDP};
+	net_conntrack(&flow, len, false);
 	buf->len = (uint16_t)len;
 	net_buf_pull(buf, UDP_HLEN);
 	if (net_conn_input(iface, buf) != 0) {
@@ -64,6 +66,9 @@ int net_udp_output(struct net_buf *buf, uint32_t src, uint32_t dst, uint16_t spo
 	hdr->len = htons(buf->len);
 	hdr->chksum = 0;
 	hdr->chksum = htons(net_calc_chksum_udp(src, dst, hdr, buf->len));
+	struct ct_tuple flow = {src, dst, sport, dport, IP_PROTO_UDP};
+	/* A reply the tracker does not know (its flow timed out) still goes out. */
+	net_conntrack(&flow, buf->len, true);
 	update_stats(iface, false);
 	return net_ipv4_output(buf, src, dst, IP_PROTO_UDP);
 }
