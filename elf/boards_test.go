@@ -54,6 +54,7 @@ func TestBuiltinBoards(t *testing.T) {
 		t.Error("BoardByName returned shared state")
 	}
 	q, _ := BoardByName("qemu-demo")
+	want = append(want, Region{"TESTBENCH", KindTestbench, 0x60800000, 0x800000})
 	if !reflect.DeepEqual(q.BootCritical, []string{"Reset_Handler", "boot_copy"}) || !reflect.DeepEqual(q.BootCopy, []string{"boot_copy"}) || !reflect.DeepEqual(q.Regions, want) {
 		t.Errorf("qemu-demo: %+v", q)
 	}

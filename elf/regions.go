@@ -15,6 +15,11 @@ const (
 	KindDTCM  RegionKind = "dtcm"  // data tightly coupled memory
 	KindOCRAM RegionKind = "ocram" // on-chip RAM behind the AXI bus
 	KindRAM   RegionKind = "ram"   // any other RAM (e.g. SDRAM) a devicetree declares
+	// KindTestbench is code that plays the world outside the chip in an
+	// emulated set-up (the QEMU demo's PC model and controller hardware):
+	// it runs there but is not part of the firmware, so it is never
+	// planned into ITCM.
+	KindTestbench RegionKind = "testbench"
 	// KindVeneer is not a memory: it classifies an address inside a linker
 	// long-branch veneer, which may sit in flash or in ITCM. See Classify.
 	KindVeneer RegionKind = "veneer"

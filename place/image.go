@@ -48,6 +48,9 @@ const (
 	// from ITCM, so ld could not link the move (libgcc's plain .text
 	// members have such entries).
 	PinUnwind = "unwind table entry (.ARM.exidx) can not reach ITCM"
+	// PinTestbench: the board's testbench plays the world outside the
+	// chip (elf.KindTestbench); it is not firmware to place.
+	PinTestbench = "testbench code"
 )
 
 // linkerStubs is the "object" GNU ld's map names for the sections of
@@ -97,6 +100,9 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		}
 		if r, ok := src.Board.RegionOf(fn.Addr); ok {
 			pf.Region = r.Name
+			if r.Kind == elf.KindTestbench {
+				pf.Pin = PinTestbench
+			}
 		}
 		switch {
 		case fn.Veneer:

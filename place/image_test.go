@@ -105,7 +105,7 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 		}
 		return headers[path][f.Section]
 	}
-	checked, inferredPadded := 0, 0
+	checked, inferredPadded, testbench := 0, 0, 0
 	for i := range in.Funcs {
 		f := &in.Funcs[i]
 		switch {
@@ -113,6 +113,13 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 			t.Errorf("%s not pinned as sampler code (pin %q)", f.Symbol, f.Pin)
 		case strings.HasSuffix(f.Symbol, "_veneer") && f.Pin != PinVeneer:
 			t.Errorf("%s not pinned as a veneer", f.Symbol)
+		case f.Region == "TESTBENCH":
+			testbench++
+			if f.Pin != PinTestbench {
+				t.Errorf("%s in the testbench not pinned (pin %q)", f.Symbol, f.Pin)
+			}
+		case f.Pin == PinTestbench:
+			t.Errorf("%s at %#x pinned as testbench code", f.Symbol, f.Addr)
 		}
 		if f.Section == "" || f.Pin == PinVeneer {
 			continue
@@ -141,6 +148,9 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 	}
 	if checked < 100 || inferredPadded == 0 {
 		t.Errorf("only %d functions checked against their objects, %d after padding", checked, inferredPadded)
+	}
+	if testbench < 5 {
+		t.Errorf("%d functions in the testbench; want the PC model and the controller's bus there", testbench)
 	}
 
 	// Tail calls: objdump's b.w to the start of another function.
