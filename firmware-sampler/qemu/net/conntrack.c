@@ -37,25 +37,21 @@ static uint32_t rol32(uint32_t v, unsigned s)
 	return (v << s) | (v >> (32u - s));
 }
 
-/* Bob Jenkins' final mix (lookup3), over the tuple's three words. */
+/*
+ * Bob Jenkins' final mix (lookup3) over the tuple's three words: seven
+ * rounds, each folding one word into the next with its own rotation.
+ */
 static uint32_t tuple_hash(const struct ct_tuple *t)
 {
-	uint32_t a = t->src, b = t->dst, c = ((uint32_t)t->sport << 16 | t->dport) ^ t->proto;
-	c ^= b;
-	c -= rol32(b, 14);
-	a ^= c;
-	a -= rol32(c, 11);
-	b ^= a;
-	b -= rol32(a, 25);
-	c ^= b;
-	c -= rol32(b, 16);
-	a ^= c;
-	a -= rol32(c, 4);
-	b ^= a;
-	b -= rol32(a, 14);
-	c ^= b;
-	c -= rol32(b, 24);
-	return c;
+	static const uint8_t rot[] = {14, 11, 25, 16, 4, 14, 24};
+	uint32_t v[3] = {t->src, t->dst, ((uint32_t)t->sport << 16 | t->dport) ^ t->proto};
+	for (unsigned i = 0; i < sizeof(rot); i++) {
+		uint32_t from = v[(1u + i) % 3u];
+		uint32_t *into = &v[(2u + i) % 3u];
+		*into ^= from;
+		*into -= rol32(from, rot[i]);
+	}
+	return v[2];
 }
 
 static bool tuple_equal(const struct ct_tuple *a, const struct ct_tuple *b)
