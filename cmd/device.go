@@ -52,14 +52,14 @@ func (o *deviceOptions) validate() error {
 // startFlags are what START asks for, as capture and top take them.
 type startFlags struct {
 	rate   uint32
-	jitter uint8
+	jitter int
 	fields string
 	words  uint8 // stack words with --fields stack
 }
 
 func (f *startFlags) add(c *cobra.Command) {
 	c.Flags().Uint32Var(&f.rate, "rate", 0, "mean sampling rate in Hz (0 = the device default)")
-	c.Flags().Uint8Var(&f.jitter, "jitter", 0, "jitter of the sampling interval, percent (uniform in mean ± jitter)")
+	c.Flags().IntVar(&f.jitter, "jitter", sample.DefaultJitterPct, fmt.Sprintf("jitter of the sampling interval, percent, 0 to %d (uniform in mean ± jitter; the sampler's own default)", sample.MaxJitterPct))
 	c.Flags().StringVar(&f.fields, "fields", "pc", "record fields: pc, pc,lr, pc,lr,ctx (ctx = exc,thread), and stack (a copy of the interrupted stack, for call stacks; adds lr)")
 	c.Flags().Uint8Var(&f.words, "stack-words", 0, fmt.Sprintf("stack words per sample with --fields stack, %d to %d (0 = the device default, %d); fewer samples fit the device's buffer with more",
 		sample.MinStackWords, sample.MaxStackWords, sample.DefaultStackWords))
@@ -72,12 +72,14 @@ func (f *startFlags) start() (sample.Start, error) {
 		return sample.Start{}, fmt.Errorf("--fields: %w", err)
 	}
 	switch {
+	case f.jitter < 0 || f.jitter > sample.MaxJitterPct:
+		return sample.Start{}, fmt.Errorf("--jitter %d: want 0 to %d (percent)", f.jitter, sample.MaxJitterPct)
 	case f.words != 0 && fields&sample.FieldStack == 0:
 		return sample.Start{}, errors.New("--stack-words needs --fields with stack")
 	case f.words != 0 && (f.words < sample.MinStackWords || f.words > sample.MaxStackWords):
 		return sample.Start{}, fmt.Errorf("--stack-words %d: want %d to %d", f.words, sample.MinStackWords, sample.MaxStackWords)
 	}
-	return sample.Start{RateHz: f.rate, JitterPct: f.jitter, Fields: fields, StackWords: f.words}, nil
+	return sample.Start{RateHz: f.rate, JitterPct: uint8(f.jitter), Fields: fields, StackWords: f.words}, nil
 }
 
 // device is an open connection to the sampler.

@@ -30,12 +30,13 @@ func TestCaptureFlags(t *testing.T) {
 	if o.request != want || o.device.port != "/dev/ttyACM0" || o.out != "run.tcmcap" || o.duration != 2*time.Second {
 		t.Errorf("request %+v, port %q, out %q; want %+v", o.request, o.device.port, o.out, want)
 	}
-	// The defaults: a snapshot of PCs from the port found by USB id.
+	// The defaults: a snapshot of PCs, jittered as the sampler's own
+	// default, from the port found by USB id.
 	o, err = parseFlags(newCaptureCmd, "-o", "x.tcmcap")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.request != (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC}) || o.device.port != "auto" ||
+	if o.request != (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC, JitterPct: 25}) || o.device.port != "auto" ||
 		o.device.match.VID != sample.DefaultVID || o.device.timeout != sample.DefaultTimeouts().Reply {
 		t.Errorf("defaults: %+v", o)
 	}
@@ -44,7 +45,7 @@ func TestCaptureFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC | sample.FieldLR | sample.FieldStack, StackWords: 48}); o.request != want {
+	if want := (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC | sample.FieldLR | sample.FieldStack, JitterPct: 25, StackWords: 48}); o.request != want {
 		t.Errorf("stacks: %+v, want %+v", o.request, want)
 	}
 	// --resume without -o writes the resumed file back.
@@ -62,6 +63,8 @@ func TestCaptureFlags(t *testing.T) {
 		{[]string{"--fields", "stack", "--stack-words", "65", "-o", "x"}, "--stack-words 65: want 8 to 64"},
 		{[]string{"--timeout", "0s", "-o", "x"}, "--timeout must be positive"},
 		{[]string{"--retries", "-1", "-o", "x"}, "--retries not negative"},
+		{[]string{"--jitter", "200", "-o", "x"}, "--jitter 200: want 0 to 50"},
+		{[]string{"--jitter", "-1", "-o", "x"}, "--jitter -1: want 0 to 50"},
 		{[]string{"-o", "x", "extra"}, "unknown command"},
 	})
 }
@@ -169,6 +172,28 @@ func TestSimFlags(t *testing.T) {
 		{[]string{"t", "--top", "-1"}, "--top must be"},
 		{[]string{}, "accepts 1 arg"},
 	})
+}
+
+// A flag value that does not parse is named with what the flag wants, in
+// one line, by every command (the root command's flag error rule).
+func TestFlagValueErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"capture", "--rate", "-5", "-o", "x"}, "tcmprof: --rate -5: want a whole number from 0 to 4294967295\n"},
+		{[]string{"top", "--rate", "fast", "--elf", "x"}, "tcmprof: --rate fast: want a whole number from 0 to 4294967295\n"},
+		{[]string{"top", "--jitter", "51", "--elf", "x"}, "tcmprof: --jitter 51: want 0 to 50 (percent)\n"},
+		{[]string{"capture", "--stack-words", "300", "-o", "x"}, "tcmprof: --stack-words 300: want a whole number from 0 to 255\n"},
+		{[]string{"capture", "--duration", "3", "-o", "x"}, "tcmprof: --duration 3: want a duration such as 500ms, 2s or 1m30s\n"},
+		{[]string{"rank", "--top", "x", "c"}, "tcmprof: --top x: want a whole number\n"},
+		{[]string{"sim", "--clock", "-1", "t"}, "tcmprof: --clock -1: want a whole number from 0 to 4294967295\n"},
+	} {
+		code, stdout, stderr := tcmprof(tc.args...)
+		if code != 1 || stdout != "" || stderr != tc.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
 }
 
 type flagError struct {

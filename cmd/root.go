@@ -42,9 +42,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Version is set at build time with -ldflags "-X github.com/tcmprof/tcmprof/cmd.Version=...".
@@ -112,6 +114,7 @@ functions by samples per byte and plans what goes into ITCM.`,
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagValueError(err) })
 	root.AddCommand(
 		newCaptureCmd(s, nil),
 		newInfoCmd(s, nil),
@@ -128,6 +131,35 @@ functions by samples per byte and plans what goes into ITCM.`,
 		newTopCmd(s, nil),
 	)
 	return root
+}
+
+// flagValueError says what a flag wants when its value does not parse:
+// "--rate -5: want a whole number from 0 to 4294967295", where pflag would
+// pass on strconv's words.
+func flagValueError(err error) error {
+	var bad *pflag.InvalidValueError
+	if !errors.As(err, &bad) {
+		return err
+	}
+	f := bad.GetFlag()
+	want := "want a value of type " + f.Value.Type()
+	switch t := f.Value.Type(); t {
+	case "uint", "uint8", "uint16", "uint32", "uint64":
+		bits, _ := strconv.Atoi(strings.TrimPrefix(t, "uint"))
+		if bits == 0 {
+			bits = strconv.IntSize
+		}
+		want = fmt.Sprintf("want a whole number from 0 to %d", uint64(1)<<bits-1)
+	case "int", "int8", "int16", "int32", "int64":
+		want = "want a whole number"
+	case "float32", "float64":
+		want = "want a number"
+	case "duration":
+		want = "want a duration such as 500ms, 2s or 1m30s"
+	case "bool":
+		want = "want true or false"
+	}
+	return fmt.Errorf("--%s %s: %s", f.Name, bad.GetValue(), want)
 }
 
 // runCommand ends every command's RunE: it checks the options when they

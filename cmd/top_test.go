@@ -24,7 +24,7 @@ func TestTopFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sample.Start{Mode: sample.ModeStream, Fields: sample.FieldPC | sample.FieldLR, RateHz: 20000}
+	want := sample.Start{Mode: sample.ModeStream, Fields: sample.FieldPC | sample.FieldLR, RateHz: 20000, JitterPct: 25}
 	if o.request != want || o.device.port != "/dev/ttyACM0" || o.input.elfPath != "z.elf" || o.interval != 500*time.Millisecond ||
 		o.window != 5*time.Second || o.sortKey != 1 || !o.batch || o.iterations != 3 || !o.inline || o.out != "run.tcmcap" {
 		t.Errorf("%+v", o)
@@ -34,7 +34,7 @@ func TestTopFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.request != (sample.Start{Mode: sample.ModeStream, Fields: sample.FieldPC}) || o.device.port != "auto" || o.interval != time.Second ||
+	if o.request != (sample.Start{Mode: sample.ModeStream, Fields: sample.FieldPC, JitterPct: 25}) || o.device.port != "auto" || o.interval != time.Second ||
 		o.window != 10*time.Second || o.sortKey != 0 || o.batch || o.cumulative || o.table.top != 30 {
 		t.Errorf("defaults: %+v", o)
 	}
@@ -45,6 +45,7 @@ func TestTopFlags(t *testing.T) {
 		{[]string{"-n", "-1"}, "--iterations"},
 		{[]string{"--fields", "pc,sp"}, `unknown field "sp"`},
 		{[]string{"--top", "-2"}, "--top"},
+		{[]string{"--jitter", "60"}, "--jitter 60: want 0 to 50"},
 		{[]string{"--timeout", "0s"}, "--timeout must be positive"},
 		{[]string{"extra"}, "unknown command"},
 	})

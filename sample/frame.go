@@ -32,6 +32,12 @@ const (
 	MinStackWords     = 8
 	MaxStackWords     = 64
 	DefaultStackWords = 32
+	// MaxJitterPct is the largest interval jitter a START may ask for
+	// (the firmware's TCMP_MAX_JITTER_PCT); DefaultJitterPct is the
+	// firmware's Kconfig default (TCMPROF_SAMPLER_JITTER_PCT), the ±25 %
+	// that keeps sampling from locking onto periodic activity.
+	MaxJitterPct     = 50
+	DefaultJitterPct = 25
 	// stackRefWindow is how many records back a stack may refer to.
 	stackRefWindow = 16
 	// MaxStackRecordSize is a STACK record's worst case: the other fields,

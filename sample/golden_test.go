@@ -237,7 +237,7 @@ func TestProtocolLimits(t *testing.T) {
 		"TCMP_MAX_ENCODED": maxEncoded, "TCMP_MAX_RECORD_BYTES": MaxRecordSize, "TCMP_MAX_BUILD_ID": MaxBuildID,
 		"TCMP_MAX_STACK_RECORD_BYTES": MaxStackRecordSize, "TCMP_STACK_WORDS_MIN": MinStackWords,
 		"TCMP_STACK_WORDS_MAX": MaxStackWords, "TCMP_STACK_WORDS_DEFAULT": DefaultStackWords,
-		"TCMP_STACK_REF_WINDOW": stackRefWindow,
+		"TCMP_STACK_REF_WINDOW": stackRefWindow, "TCMP_MAX_JITTER_PCT": MaxJitterPct,
 	} {
 		m := regexp.MustCompile(`(?m)^#define ` + name + `\s+(\d+)u?\b`).FindSubmatch(header)
 		if m == nil {
@@ -260,6 +260,19 @@ func TestProtocolLimits(t *testing.T) {
 	}
 	if n := len(newRecordCoder(knownFields).append(nil, worst)); n != MaxStackRecordSize {
 		t.Errorf("the worst-case STACK record encodes to %d bytes, MaxStackRecordSize is %d", n, MaxStackRecordSize)
+	}
+	// The host's --jitter default is the one a Zephyr build of the sampler
+	// starts with from its shell.
+	kconfig, err := os.ReadFile(filepath.Join("..", "firmware-sampler", "zephyr", "Kconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)config TCMPROF_SAMPLER_JITTER_PCT\n.*?\n\tdefault (\d+)\n`).FindSubmatch(kconfig)
+	if m == nil {
+		t.Fatal("zephyr/Kconfig has no default for TCMPROF_SAMPLER_JITTER_PCT")
+	}
+	if got, _ := strconv.Atoi(string(m[1])); got != DefaultJitterPct {
+		t.Errorf("zephyr/Kconfig: TCMPROF_SAMPLER_JITTER_PCT defaults to %d, Go has %d", got, DefaultJitterPct)
 	}
 }
 
