@@ -31,8 +31,9 @@ DEB_CHECKS   := arm-none-eabi-gcc:gcc-arm-none-eabi \
 
 all: build
 
-# deps: installs the missing Debian packages with apt-get when root; otherwise
-# prints the exact command and stops.
+# deps: installs the missing Debian packages with apt-get when root (waiting,
+# and saying so, while another apt-get holds apt's lock: scripts/apt-install.sh);
+# otherwise prints the exact command and stops.
 deps:
 	@missing=""; \
 	for pair in $(DEB_CHECKS); do \
@@ -44,8 +45,7 @@ deps:
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "deps: installing$$missing"; \
-	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends$$missing >/dev/null || exit 1; \
+	    ./scripts/apt-install.sh$$missing || exit 1; \
 	  else \
 	    echo "deps: missing Debian packages; run:"; \
 	    echo "  sudo apt-get update && sudo apt-get install -y$$missing"; \
