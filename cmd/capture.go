@@ -167,10 +167,10 @@ func runCapture(o *captureOptions, s Streams) error {
 	if previous == nil {
 		c.Host = host
 	}
-	if werr := sample.WriteFile(o.out, c); werr != nil {
-		return fmt.Errorf("writing %s: %w (the raw bytes are in %s)", o.out, werr, orNone(o.device.raw))
+	if werr := writeOutput(s, o.out, c.Write); werr != nil {
+		return fmt.Errorf("writing %s: %w (the raw bytes are in %s)", outputName(o.out), werr, orNone(o.device.raw))
 	}
-	fmt.Fprintf(s.Err, "%s: %s\n", o.out, summary(c))
+	fmt.Fprintf(s.Err, "%s: %s\n", outputName(o.out), summary(c))
 	// Only now that the file is safe may the device forget the run.
 	if err == nil && c.Header.Mode == sample.ModeSnapshot {
 		if derr := sess.Done(ctx); derr != nil {
@@ -196,6 +196,9 @@ func runCapture(o *captureOptions, s Streams) error {
 
 // checkWritableDir fails when no file can be created next to path.
 func checkWritableDir(path string) error {
+	if path == stdoutName {
+		return nil
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".tcmprof-check-*")
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)

@@ -31,7 +31,8 @@ AFTER with --after-elf/--after-build-dir when it is another build) or
 profiles written by "tcmprof profile".
 
 -o writes BEFORE's profile scaled to AFTER's number of busy samples, for
-"go tool pprof -diff_base OUT AFTER.pb.gz".`,
+"go tool pprof -diff_base OUT AFTER.pb.gz"; -o - writes it to standard
+output, and the table to standard error.`,
 		Example: `  tcmprof diff --build-dir build-stock --after-build-dir build-itcm stock.tcmcap itcm.tcmcap
   tcmprof diff before.pb.gz after.pb.gz -o base.pb.gz
   go tool pprof -top -diff_base base.pb.gz after.pb.gz`,
@@ -93,9 +94,12 @@ func runDiff(o *diffOptions, s Streams) error {
 		if err != nil {
 			return err
 		}
-		if err := profile.WriteFile(o.out, base); err != nil {
+		if err := writeOutput(s, o.out, base.Write); err != nil {
 			return err
 		}
+	}
+	if o.out == stdoutName { // the profile has standard output
+		s.Out = s.Err
 	}
 	if o.json {
 		return printJSON(s.Out, struct {

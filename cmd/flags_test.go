@@ -85,7 +85,6 @@ func TestPlanFlags(t *testing.T) {
 		t.Errorf("defaults: %+v, %v", o, err)
 	}
 	flagErrors(t, newPlanCmd, []flagError{
-		{[]string{"c"}, "give at least one --format"},
 		{[]string{"c", "--format", "json", "--format", "ld", "-o", "a"}, "2 --format but 1 -o"},
 		{[]string{"c", "--format", "yaml", "-o", "a"}, `unknown --format "yaml"`},
 		{[]string{"c", "--format", "ld", "-o", "a", "--format", "zephyr", "-o", "b.cmake"}, "make one plan for each"},

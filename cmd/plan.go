@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -65,8 +66,9 @@ plain .text, like newlib's memcpy, has one for --format ld but not for
 zephyr) and those with fewer than --min-samples busy samples. The map file
 is required.
 
---format and -o come in pairs, in order; several pairs write several files
-from one plan:
+Without --format, plan prints its summary alone. --format and -o come in
+pairs, in order; several pairs write several files from one plan (-o -
+writes to standard output, and the summary goes to standard error):
   json    the plan itself, for "tcmprof verify" (and for humans)
   ld      a GNU ld fragment to INCLUDE inside an ITCM output section that
           comes before the one collecting *(.text*)
@@ -102,12 +104,23 @@ the default is all the ITCM the image leaves free.`,
 }
 
 func runPlan(o *planOptions, s Streams) error {
-	in, sym, err := o.input.placeInput(s, o.capture)
+	// The map is checked before the capture is analysed.
+	if src, err := o.input.sources(); err != nil {
+		return err
+	} else if src.mapFile == "" {
+		where := "give --map"
+		if o.input.buildDir != "" {
+			where = fmt.Sprintf("--build-dir %s has no zephyr/zephyr.map; give --map", o.input.buildDir)
+		}
+		return fmt.Errorf("plan needs the link map (input sections and objects): %s", where)
+	}
+	in, _, err := o.input.placeInput(s, o.capture)
 	if err != nil {
 		return err
 	}
-	if sym.Options.Map == nil {
-		return errors.New("plan needs the link map (input sections and objects): give --map or --build-dir")
+	summary := s.Out
+	if slices.Contains(o.outputs, stdoutName) { // that file has standard output
+		summary = s.Err
 	}
 	plan, err := place.Build(in, place.Options{Budget: o.budgetBytes, Excludes: o.excludes, MinSamples: o.minSamples, Layout: o.layout})
 	if err != nil {
@@ -124,12 +137,12 @@ func runPlan(o *planOptions, s Streams) error {
 		}
 	}
 	for i, format := range o.formats {
-		skipped, err := writePlan(o.outputs[i], format, plan)
+		skipped, err := writePlan(s, o.outputs[i], format, plan)
 		if err != nil {
 			return err
 		}
 		for _, sk := range skipped {
-			fmt.Fprintf(s.Err, "tcmprof: %s: skipped %s\n", o.outputs[i], sk)
+			fmt.Fprintf(s.Err, "tcmprof: %s: skipped %s\n", outputName(o.outputs[i]), sk)
 		}
 		if format == formatZephyr {
 			for _, c := range linker.ZephyrCollisions(plan, in.Funcs) {
@@ -144,15 +157,12 @@ func runPlan(o *planOptions, s Streams) error {
 			return err
 		}
 	}
-	return place.WriteSummary(s.Out, plan)
+	return place.WriteSummary(summary, plan)
 }
 
 // validate checks the format/output pairs and sets the layout they need
 // and the budget.
 func (o *planOptions) validate() error {
-	if len(o.formats) == 0 {
-		return errors.New("give at least one --format with its -o FILE")
-	}
 	if len(o.formats) != len(o.outputs) {
 		return fmt.Errorf("%d --format but %d -o: give them in pairs", len(o.formats), len(o.outputs))
 	}
@@ -172,6 +182,9 @@ func (o *planOptions) validate() error {
 	for i, f := range o.formats {
 		switch f {
 		case formatZephyr, formatLD:
+			if f == formatZephyr && o.outputs[i] == stdoutName {
+				return errors.New("--format zephyr -o -: zephyr writes two files (FILE.cmake and FILE.conf beside it); give a file name")
+			}
 			l := place.Layout(f)
 			if layout != "" && layout != l {
 				return errors.New("--format ld and zephyr lay the functions out in different orders, so their padding differs: make one plan for each")
@@ -203,9 +216,9 @@ func confPath(out, format string) []string {
 	return []string{strings.TrimSuffix(out, filepath.Ext(out)) + ".conf"}
 }
 
-func writePlan(path, format string, p *place.Plan) ([]linker.Skip, error) {
+func writePlan(s Streams, path, format string, p *place.Plan) ([]linker.Skip, error) {
 	var skipped []linker.Skip
-	err := atomicfile.Write(path, func(w io.Writer) error {
+	err := writeOutput(s, path, func(w io.Writer) error {
 		var err error
 		switch format {
 		case formatJSON:

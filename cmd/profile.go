@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/tcmprof/tcmprof/profile"
 )
 
 type profileOptions struct {
@@ -51,12 +50,12 @@ func runProfile(o *profileOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	if err := profile.WriteFile(o.out, p); err != nil {
+	if err := writeOutput(s, o.out, p.Write); err != nil {
 		return err
 	}
 	if sym.LR.Records > 0 {
 		fmt.Fprintf(s.Err, "tcmprof: %s\n", sym.LR)
 	}
-	fmt.Fprintf(s.Err, "tcmprof: wrote %s (%d records, %d locations)\n", o.out, len(sym.Capture.Records), len(p.Location))
+	fmt.Fprintf(s.Err, "tcmprof: wrote %s (%d records, %d locations)\n", outputName(o.out), len(sym.Capture.Records), len(p.Location))
 	return nil
 }

@@ -47,6 +47,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/tcmprof/tcmprof/internal/atomicfile"
 )
 
 // Version is set at build time with -ldflags "-X github.com/tcmprof/tcmprof/cmd.Version=...".
@@ -194,6 +196,26 @@ func (f *tableFlags) validate() error {
 		return errors.New("--top must be 0 (all) or more")
 	}
 	return nil
+}
+
+// stdoutName is the -o name of standard output, for every command with -o.
+const stdoutName = "-"
+
+// writeOutput writes an -o file atomically (internal/atomicfile), or to
+// standard output when the name is "-".
+func writeOutput(s Streams, path string, write func(io.Writer) error) error {
+	if path == stdoutName {
+		return write(s.Out)
+	}
+	return atomicfile.Write(path, write)
+}
+
+// outputName is how messages name an -o file.
+func outputName(path string) string {
+	if path == stdoutName {
+		return "standard output"
+	}
+	return path
 }
 
 // printJSON writes v as indented JSON, the --json output of every command.

@@ -123,6 +123,9 @@ func (o *topOptions) validate() error {
 	case o.iterations < 0:
 		return errors.New("--iterations must be 0 (no limit) or more")
 	}
+	if o.out == stdoutName {
+		return errors.New("-o -: top's screen is on standard output; give a capture file")
+	}
 	if o.table.json {
 		o.batch = true
 	}
