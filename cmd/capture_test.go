@@ -294,3 +294,29 @@ func TestCaptureKilledLeavesNoPartialFile(t *testing.T) {
 		t.Errorf("after SIGKILL the directory holds %v", names)
 	}
 }
+
+// info says the device dropped samples for want of room only when it
+// counted drops: a run that dropped none says so, not "(buffer full)".
+func TestInfoDrops(t *testing.T) {
+	c, err := sample.ReadFile(filepath.Join("..", "sample", "testdata", "v1.0-qemu-demo.tcmcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dropped uint32
+		want    string
+	}{
+		{0, "samples   300 taken, 300 stored, none dropped\n"},
+		{7, "samples   307 taken, 300 stored, 7 dropped by the device: its buffer was full when they were taken\n"},
+	} {
+		c.Header.Taken, c.Header.Dropped = c.Header.Stored+tc.dropped, tc.dropped
+		path := filepath.Join(t.TempDir(), "run.tcmcap")
+		if err := sample.WriteFile(path, c); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := tcmprof("info", path)
+		if code != 0 || !strings.Contains(stdout, tc.want) {
+			t.Errorf("%d dropped: exit %d, want the line %q in\n%s%s", tc.dropped, code, tc.want, stdout, stderr)
+		}
+	}
+}

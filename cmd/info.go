@@ -129,7 +129,13 @@ func runInfo(o *infoOptions, s Streams) error {
 	p("clocks", "CPU %s, timer %s", hz(float64(h.CPUHz)), hz(float64(h.TimerHz)))
 	p("interval", "%d ticks = %s (%s), jitter ±%d %%", h.IntervalTicks, hz(in.RateHz), period(in.RateHz), h.JitterPct)
 	p("buffer", "%d records", h.Capacity)
-	p("samples", "%d taken, %d stored, %d dropped by the device (buffer full)", h.Taken, h.Stored, h.Dropped)
+	// The device counts a sample dropped only when its buffer had no room
+	// for it (docs/protocol.md, HEADER), so that is said only of drops.
+	if h.Dropped == 0 {
+		p("samples", "%d taken, %d stored, none dropped", h.Taken, h.Stored)
+	} else {
+		p("samples", "%d taken, %d stored, %d dropped by the device: its buffer was full when they were taken", h.Taken, h.Stored, h.Dropped)
+	}
 	p("records", "%d in the file, indices %d to %d", len(c.Records), span.Start, int64(span.End)-1)
 	if len(c.Missing) > 0 {
 		p("missing", "%d records never arrived: %s", in.MissingRecords, sample.FormatRanges(c.Missing, len(c.Missing)))

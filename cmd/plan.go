@@ -133,7 +133,7 @@ func runPlan(o *planOptions, s Streams) error {
 	// (-ffunction-sections), so it is said where it is seen.
 	for _, x := range plan.Excluded {
 		if (x.Reason == place.ReasonNoSection || x.Reason == place.ReasonNotText) && x.Samples >= plan.MinSamples {
-			fmt.Fprintf(s.Err, "tcmprof: skipped %s (%d samples): %s, %s\n", x.Key, x.Samples, x.Reason, x.Detail)
+			fmt.Fprintf(s.Err, "tcmprof: warning: skipped %s (%d samples): %s, %s\n", x.Key, x.Samples, x.Reason, x.Detail)
 		}
 	}
 	for i, format := range o.formats {
@@ -142,7 +142,7 @@ func runPlan(o *planOptions, s Streams) error {
 			return err
 		}
 		for _, sk := range skipped {
-			fmt.Fprintf(s.Err, "tcmprof: %s: skipped %s\n", outputName(o.outputs[i]), sk)
+			fmt.Fprintf(s.Err, "tcmprof: warning: %s: skipped %s\n", outputName(o.outputs[i]), sk)
 		}
 		if format == formatZephyr {
 			for _, c := range linker.ZephyrCollisions(plan, in.Funcs) {

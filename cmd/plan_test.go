@@ -115,6 +115,9 @@ func TestPlacementCommandErrors(t *testing.T) {
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.json")
 	os.WriteFile(garbage, []byte(`{"version": 1, "nonsense": true}`), 0o644)
+	empty, notPlan := filepath.Join(dir, "empty.json"), filepath.Join(dir, "other.json")
+	write(t, empty, "")
+	write(t, notPlan, `{"entries": []}`)
 	out := filepath.Join(dir, "out.json")
 	elfArgs := []string{"--elf", fx.fw.ELF, "--map", fx.fw.MapPath, fx.capture}
 	for _, tc := range []struct {
@@ -130,8 +133,10 @@ func TestPlacementCommandErrors(t *testing.T) {
 		{"plan bad exclude", append([]string{"plan", "--exclude", "[", "--format", "json", "-o", out}, elfArgs...), "bad exclude pattern"},
 		{"plan unwritable", append([]string{"plan", "--format", "json", "-o", filepath.Join(dir, "no", "dir", "p.json")}, elfArgs...), "no such file"},
 		{"verify missing plan", []string{"verify", "--elf", fx.fw.ELF, "--plan", filepath.Join(dir, "none.json")}, "no such file"},
-		{"verify garbage plan", []string{"verify", "--elf", fx.fw.ELF, "--plan", garbage}, "unknown field"},
-		{"verify plan is an ELF", []string{"verify", "--elf", fx.fw.ELF, "--plan", fx.fw.ELF}, "reading plan"},
+		{"verify garbage plan", []string{"verify", "--elf", fx.fw.ELF, "--plan", garbage}, "not a plan file (tcmprof plan --format json writes one): json: unknown field"},
+		{"verify plan is an ELF", []string{"verify", "--elf", fx.fw.ELF, "--plan", fx.fw.ELF}, "not a plan file (tcmprof plan --format json writes one): invalid character"},
+		{"verify empty plan", []string{"verify", "--elf", fx.fw.ELF, "--plan", empty}, "not a plan file (tcmprof plan --format json writes one): the file is empty"},
+		{"verify JSON not a plan", []string{"verify", "--elf", fx.fw.ELF, "--plan", notPlan}, "not a plan file (tcmprof plan --format json writes one): no plan version"},
 		{"verify without elf", []string{"verify", "--plan", garbage}, ""},
 		{"verify elf is not an ELF", []string{"verify", "--elf", garbage, "--plan", garbage}, ""},
 	} {

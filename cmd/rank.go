@@ -88,7 +88,7 @@ func writeRankJSON(w io.Writer, rows []place.RankRow) error {
 	out := make([]rankJSON, len(rows))
 	for i, r := range rows {
 		out[i] = rankJSON{Function: r.Func.Symbol, Source: r.Func.Key.Source, Samples: r.Samples, Share: r.Share,
-			ShareCI: r.ShareCI, Size: r.Func.Size, Density: r.Density, DensityCI: r.DensityCI, Region: r.Func.Region,
+			ShareCI: r.ShareCI, Size: r.Func.Size, Density: r.Density, DensityCI: r.DensityCI, Region: string(r.Func.Kind),
 			Library: r.Func.Library(), Section: r.Func.Section, Ranked: r.Ranked}
 	}
 	return printJSON(w, out)

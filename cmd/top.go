@@ -164,9 +164,7 @@ func runTop(o *topOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range img.Warnings() {
-		fmt.Fprintf(s.Err, "tcmprof: %s: %s\n", src.elf, w)
-	}
+	printImageWarnings(s.Err, src.elf, img, 0)
 	sites, err := profile.NewSites(img, opts)
 	if err != nil {
 		return err

@@ -52,6 +52,16 @@ func SplitClone(name string) (base, clone string) {
 	return name, ""
 }
 
+// WithClone is how tcmprof writes a function with its clone suffix, as
+// GCC's diagnostics do: ("run_burst", ".isra.0") → "run_burst [clone
+// .isra.0]"; a name without one stays as it is.
+func WithClone(base, clone string) string {
+	if clone == "" {
+		return base
+	}
+	return base + " [clone " + clone + "]"
+}
+
 // NormalizeClone replaces the numbers of a clone suffix, which GCC hands
 // out afresh in every build, with N: ".constprop.3.isra.0" gives
 // ".constprop.N.isra.N", so that a clone renumbered by a rebuild is found
@@ -265,9 +275,7 @@ func (im *Image) finishFunction(i int) {
 		default:
 			fn.Display = demangle.Filter(fn.Base)
 		}
-		if fn.Clone != "" {
-			fn.Display += " [clone " + fn.Clone + "]"
-		}
+		fn.Display = WithClone(fn.Display, fn.Clone)
 		im.funcNames[i] = symbolFrameName(fn)
 	})
 }

@@ -8,6 +8,7 @@ package linker
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -26,16 +27,23 @@ func WritePlanJSON(w io.Writer, p *place.Plan) error {
 	return enc.Encode(p)
 }
 
+// notAPlan starts the error of a file ReadPlanJSON can not take for a plan.
+const notAPlan = "not a plan file (tcmprof plan --format json writes one)"
+
 // ReadPlanJSON reads a plan written by WritePlanJSON and validates it.
 func ReadPlanJSON(r io.Reader) (*place.Plan, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	var p place.Plan
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("linker: reading plan: %w", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("linker: reading plan: trailing data after the plan")
+	switch err := dec.Decode(&p); {
+	case errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("linker: %s: the file is empty", notAPlan)
+	case err != nil:
+		return nil, fmt.Errorf("linker: %s: %w", notAPlan, err)
+	case p.Version == 0:
+		return nil, fmt.Errorf("linker: %s: no plan version", notAPlan)
+	case dec.More():
+		return nil, fmt.Errorf("linker: %s: trailing data after the plan", notAPlan)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/profile"
 )
 
@@ -91,12 +92,11 @@ func groupItems(rs []Row) []string {
 	}
 	items := make([]string, len(rs))
 	for i, r := range rs {
-		items[i] = fmt.Sprintf("%s %s", r.Name, pct(r.Share.Fraction()))
+		items[i] = fmt.Sprintf("%s %s", r.Name, wording.Percent(r.Share.Fraction()))
 	}
 	return items
 }
 
-func pct(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) }
 
 // column is one column of the function table before the name.
 type column struct {
@@ -114,10 +114,8 @@ func (t *Table) columns() []column {
 		density = 5 // the sort key stays longest
 	}
 	return []column{
-		{title: "share", drop: 0, value: func(r *Row) string { return pct(r.Share.Fraction()) }},
-		{title: "95 % interval", drop: 1, value: func(r *Row) string {
-			return fmt.Sprintf("%.1f–%.1f %%", 100*r.Share.Lo, 100*r.Share.Hi)
-		}},
+		{title: "share", drop: 0, value: func(r *Row) string { return wording.Percent(r.Share.Fraction()) }},
+		{title: wording.IntervalHeading, drop: 1, value: func(r *Row) string { return wording.Interval(r.Share.Lo, r.Share.Hi) }},
 		{title: "samples", drop: 4, value: func(r *Row) string { return fmt.Sprint(r.Samples) }},
 		{title: "size", drop: 3, value: func(r *Row) string { return orDash(r.Size > 0, fmt.Sprint(r.Size)) }},
 		{title: "samples/B", drop: density, value: func(r *Row) string { return orDash(r.Size > 0, fmt.Sprintf("%.3f", r.Density)) }},

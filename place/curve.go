@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tcmprof/tcmprof/internal/svgplot"
+	"github.com/tcmprof/tcmprof/internal/wording"
 )
 
 // WriteCurveTable prints the benefit curve: for each budget, the share of
@@ -26,8 +27,8 @@ func WriteCurveTable(w io.Writer, curve []CurvePoint) error {
 		if c.Budget > prev.Budget {
 			marginal = fmt.Sprintf("%.3f", 100*(c.Exact.Share-prev.Exact.Share)/(float64(c.Budget-prev.Budget)/1024))
 		}
-		fmt.Fprintf(tw, "%d\t%.2f%%\t%d\t%.2f%%\t%d\t%s\t%s\t%v\t\n", c.Budget, 100*c.Exact.Share, c.Exact.Bytes,
-			100*c.Greedy.Share, c.Greedy.Bytes, perKB, marginal, c.Optimal)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d\t%s\t%s\t%v\t\n", c.Budget, wording.Percent(c.Exact.Share), c.Exact.Bytes,
+			wording.Percent(c.Greedy.Share), c.Greedy.Bytes, perKB, marginal, c.Optimal)
 		prev = c
 	}
 	return tw.Flush()
@@ -45,7 +46,7 @@ func curveChart(curve []CurvePoint, maxBudget uint32) *svgplot.Chart {
 		X: svgplot.Axis{Label: "ITCM budget", Max: float64(maxBudget), Ticks: kibTicks,
 			Format: func(v float64) string { return fmt.Sprintf("%.0f KiB", v/1024) }},
 		Y: svgplot.Axis{Label: "busy samples in ITCM", Max: 1, Ticks: []float64{0, 0.25, 0.5, 0.75, 1},
-			Format: func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }},
+			Format: func(v float64) string { return fmt.Sprintf("%.0f %%", 100*v) }},
 	}
 	series := []struct {
 		class, name, color string
@@ -59,7 +60,7 @@ func curveChart(curve []CurvePoint, maxBudget uint32) *svgplot.Chart {
 		for _, c := range curve {
 			p := s.pick(c)
 			line.Points = append(line.Points, svgplot.Point{X: float64(c.Budget), Y: p.Share,
-				Title: fmt.Sprintf("%s: %d B budget, %.2f%% of busy samples, %d B used", s.class, c.Budget, 100*p.Share, p.Bytes)})
+				Title: fmt.Sprintf("%s: %d B budget, %s of busy samples, %d B used", s.class, c.Budget, wording.Percent(p.Share), p.Bytes)})
 		}
 		c.Series = append(c.Series, line)
 	}

@@ -99,7 +99,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 			Addr: fn.Addr, Size: fn.Size, Align: 2, Samples: samples[fn],
 		}
 		if r, ok := src.Board.RegionOf(fn.Addr); ok {
-			pf.Region = r.Name
+			pf.Region, pf.Kind = r.Name, r.Kind
 			if r.Kind == elf.KindTestbench {
 				pf.Pin = PinTestbench
 			}

@@ -32,7 +32,7 @@ type FuncKey struct {
 }
 
 func (k FuncKey) String() string {
-	name := k.Base + k.Clone
+	name := elf.WithClone(k.Base, k.Clone)
 	if k.Source == "" {
 		return name
 	}
@@ -69,10 +69,13 @@ type Func struct {
 	// tail padding the assembler adds; the section is what the linker moves.
 	Size  uint32 `json:"size"`
 	Align uint32 `json:"align"` // the input section's sh_addralign (power of two; 0 is taken as 1)
-	// Region is the memory region name for display ("FLASH", "ITCM", ...).
-	// Whether a function is in ITCM is decided by address, not by this name.
-	Region  string `json:"region,omitempty"`
-	Samples int    `json:"samples"` // busy samples whose PC falls in the function
+	// Region is the board's name of the memory region the function is in
+	// ("FLASH", "ITCM", ...): ld builds a stub group per region. Kind is
+	// its kind, what reports show ("flash", "itcm", ...). Whether a
+	// function is in ITCM is decided by address, not by these.
+	Region  string         `json:"region,omitempty"`
+	Kind    elf.RegionKind `json:"kind,omitempty"`
+	Samples int            `json:"samples"` // busy samples whose PC falls in the function
 	// Pin, when not empty, says why the function must never move (e.g.
 	// "vector table", "veneer", "sampler code"). The planner also pins
 	// boot-critical code by itself (see Input.BootRoots).

@@ -367,6 +367,21 @@ func TestRank(t *testing.T) {
 	}
 }
 
+// rank writes what report writes the same way: the region's kind, a clone
+// as "[clone …]", a share and its interval to one decimal with " %".
+func TestRankTableWords(t *testing.T) {
+	fn := &Func{Key: KeyFor("app.c", "run_burst.isra.0"), Symbol: "run_burst.isra.0", Object: "app.o", Size: 64,
+		Region: "FLASH", Kind: elf.KindFlash}
+	var buf bytes.Buffer
+	err := WriteRankTable(&buf, []RankRow{{Func: fn, Samples: 4934, Share: 0.4934, ShareCI: Interval{Lo: 0.451, Hi: 0.5362}, Density: 77.09, Ranked: true}})
+	want := `  samples   share  95 % interval  size  samples/B  region  library  function
+     4934  49.3 %    45.1–53.6 %    64     77.090   flash    app.o  run_burst [clone .isra.0] (app.c)
+`
+	if err != nil || buf.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
 func TestResolveToleratesCloneRenumbering(t *testing.T) {
 	f := func(source, sym string, size uint32) Func {
 		return Func{Key: KeyFor(source, sym), Symbol: sym, Size: size}

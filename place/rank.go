@@ -8,6 +8,7 @@ import (
 	"sort"
 	"text/tabwriter"
 
+	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/profile"
 )
 
@@ -81,15 +82,19 @@ func Rank(in *Input, minSamples int) []RankRow {
 // WriteRankTable prints rows as an aligned text table.
 func WriteRankTable(w io.Writer, rows []RankRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "samples\tshare\t95% CI\tsize\tsamples/B\tregion\tlibrary\tfunction\t")
+	fmt.Fprintf(tw, "samples\tshare\t%s\tsize\tsamples/B\tregion\tlibrary\t  function\n", wording.IntervalHeading)
 	for _, r := range rows {
 		mark := ""
 		if !r.Ranked {
 			mark = " (too few samples)"
 		}
-		fmt.Fprintf(tw, "%d\t%.2f%%\t%.2f–%.2f%%\t%d\t%.4f\t%s\t%s\t%s%s\t\n",
-			r.Samples, 100*r.Share, 100*r.ShareCI.Lo, 100*r.ShareCI.Hi, r.Func.Size, r.Density,
-			r.Func.Region, r.Func.Library(), r.Func.Key, mark)
+		lib := r.Func.Library()
+		if lib == "" {
+			lib = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.3f\t%s\t%s\t  %s%s\n",
+			r.Samples, wording.Percent(r.Share), wording.Interval(r.ShareCI.Lo, r.ShareCI.Hi), r.Func.Size, r.Density,
+			wording.Region(string(r.Func.Kind)), lib, r.Func.Key, mark)
 	}
 	return tw.Flush()
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/tcmprof/tcmprof/internal/wording"
 )
 
 // WriteSummary prints what a plan predicts (ITCM use, share of busy samples
@@ -19,14 +21,14 @@ func WriteSummary(w io.Writer, p *Plan) error {
 	fmt.Fprintf(w, "plan (%s layout): %d functions, %d bytes of the %d-byte budget (code %d, padding %d, %d veneers in ITCM, %d ITCM veneers removed)\n",
 		p.Layout, pr.Functions, pr.Bytes, p.Budget, pr.Code, pr.Padding, pr.ITCMStubs, pr.RemovedStubs)
 	fmt.Fprintf(w, "ITCM use: %d of %d bytes predicted (%d before)\n", pr.ITCMUsed, p.ITCMSize, p.ITCMUsed)
-	fmt.Fprintf(w, "busy samples covered: %d of %d (%.1f %%)\n", pr.Samples, p.BusySamples, 100*pr.Share)
+	fmt.Fprintf(w, "busy samples covered: %d of %d (%s)\n", pr.Samples, p.BusySamples, wording.Percent(pr.Share))
 	proof := "proven optimal under the cost model"
 	if !p.Optimal {
 		proof = fmt.Sprintf("search stopped early; no plan covers more than %d samples", p.UpperBound)
 	}
 	fmt.Fprintf(w, "exact plan: %s\n", proof)
-	fmt.Fprintf(w, "greedy by samples per byte: %d functions, %d bytes, %d samples (%.1f %%)\n",
-		p.Greedy.Functions, p.Greedy.Bytes, p.Greedy.Samples, 100*p.Greedy.Share)
+	fmt.Fprintf(w, "greedy by samples per byte: %d functions, %d bytes, %d samples (%s)\n",
+		p.Greedy.Functions, p.Greedy.Bytes, p.Greedy.Samples, wording.Percent(p.Greedy.Share))
 	fmt.Fprintf(w, "veneers in the image: %d now, %d predicted\n", p.VeneersBefore, pr.Veneers)
 	if len(p.Excluded) > 0 {
 		fmt.Fprintf(w, "not planned: %s\n", exclusionCounts(p.Excluded))

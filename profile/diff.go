@@ -12,6 +12,7 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/internal/wording"
 )
 
 // Change is one function's or region's busy share before and after.
@@ -82,7 +83,7 @@ func changes(before, after map[string]int, nb, na int) []Change {
 func WriteDiff(w io.Writer, d *Diff, o ReportOptions) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "busy  before %s of %d samples, after %s of %d samples\n",
-		pct(d.Before.Busy.Fraction()), d.Before.Samples, pct(d.After.Busy.Fraction()), d.After.Samples)
+		wording.Percent(d.Before.Busy.Fraction()), d.Before.Samples, wording.Percent(d.After.Busy.Fraction()), d.After.Samples)
 	fmt.Fprintln(ew, "shares are of busy samples; change in percentage points")
 	changeTable(ew, "region", d.Regions, 0)
 	changeTable(ew, "function", d.Functions, o.Top)
@@ -99,7 +100,7 @@ func changeTable(w io.Writer, what string, cs []Change, top int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "before\tafter\tchange\t  %s\n", what)
 	for _, c := range cs {
-		fmt.Fprintf(tw, "%s\t%s\t%+.1f pp\t  %s\n", pct(c.Before.Fraction()), pct(c.After.Fraction()), 100*c.Delta, c.Name)
+		fmt.Fprintf(tw, "%s\t%s\t%+.1f pp\t  %s\n", wording.Percent(c.Before.Fraction()), wording.Percent(c.After.Fraction()), 100*c.Delta, c.Name)
 	}
 	tw.Flush()
 }

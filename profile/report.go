@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/internal/wording"
 )
 
 // ReportOptions shapes WriteReport.
@@ -67,7 +68,7 @@ func (a *Analysis) Summary() string {
 			flash = g.Samples
 		}
 	}
-	s := fmt.Sprintf("%s busy; %s of it in flash", pct(a.Busy.Fraction()), pct(NewShare(flash, a.Busy.Count).Fraction()))
+	s := fmt.Sprintf("%s busy; %s of it in flash", wording.Percent(a.Busy.Fraction()), wording.Percent(NewShare(flash, a.Busy.Count).Fraction()))
 	if flash > 0 {
 		f := a.Footprint
 		s += fmt.Sprintf(", in %d functions touching %d distinct %d-byte lines = %s (I-cache %s)",
@@ -79,9 +80,9 @@ func (a *Analysis) Summary() string {
 func groupTable(w io.Writer, what string, gs []Group) {
 	fmt.Fprintf(w, "\nbusy by %s\n", what)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tsamples\tshare\t95 %% interval\t\n", what)
+	fmt.Fprintf(tw, "%s\tsamples\tshare\t%s\t\n", what, wording.IntervalHeading)
 	for _, g := range gs {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t\n", g.Name, g.Samples, pct(g.Share.Fraction()), interval(g.Share))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t\n", g.Name, g.Samples, wording.Percent(g.Share.Fraction()), interval(g.Share))
 	}
 	tw.Flush()
 }
@@ -95,14 +96,14 @@ func functionTable(w io.Writer, a *Analysis, top int) {
 	}
 	fmt.Fprintf(w, "\n%s\n", title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "samples\tshare\t95 % interval\tsize\tsamples/B\tregion\tlibrary\t  function\n")
+	fmt.Fprintf(tw, "samples\tshare\t%s\tsize\tsamples/B\tregion\tlibrary\t  function\n", wording.IntervalHeading)
 	for _, f := range fs {
 		lib := f.Library
 		if lib == "" {
 			lib = "-"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.3f\t%s\t%s\t  %s\n",
-			f.Samples, pct(f.Share.Fraction()), interval(f.Share), f.Size, f.Density, orDash(string(f.Region)), lib, f.Name)
+			f.Samples, wording.Percent(f.Share.Fraction()), interval(f.Share), f.Size, f.Density, wording.Region(string(f.Region)), lib, f.Name)
 	}
 	tw.Flush()
 }
@@ -115,7 +116,7 @@ func callerTable(w io.Writer, fs []FunctionCallers) {
 	for _, f := range fs {
 		fmt.Fprintf(tw, "%d\t\t  %s\n", f.Samples, f.Name)
 		for _, c := range f.Callers {
-			fmt.Fprintf(tw, "%d\t%s\t    %s\n", c.Samples, pct(c.Share.Fraction()), c.Name)
+			fmt.Fprintf(tw, "%d\t%s\t    %s\n", c.Samples, wording.Percent(c.Share.Fraction()), c.Name)
 		}
 	}
 	tw.Flush()
@@ -140,16 +141,7 @@ func stopCounts(m map[elf.UnwindStop]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func pct(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) }
-
-func interval(s Share) string { return fmt.Sprintf("%.1f–%.1f %%", 100*s.Lo, 100*s.Hi) }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
+func interval(s Share) string { return wording.Interval(s.Lo, s.Hi) }
 
 // WriteJSON writes a as one JSON document (the same figures as the text).
 func WriteJSON(w io.Writer, a *Analysis) error {

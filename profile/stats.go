@@ -8,6 +8,7 @@ import (
 	"path"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/internal/wording"
 )
 
 // This file holds the statistics every figure tcmprof prints is built from:
@@ -60,9 +61,9 @@ func (s Share) Fraction() float64 {
 	return float64(s.Count) / float64(s.Total)
 }
 
-// String formats the share as "12.3 % [11.8, 12.9]".
+// String formats the share with its interval: "12.3 % (11.8–12.9 %)".
 func (s Share) String() string {
-	return fmt.Sprintf("%.1f %% [%.1f, %.1f]", 100*s.Fraction(), 100*s.Lo, 100*s.Hi)
+	return fmt.Sprintf("%s (%s)", wording.Percent(s.Fraction()), wording.Interval(s.Lo, s.Hi))
 }
 
 // Density is samples per byte of code: the figure placement ranks by, since

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/sample"
 )
 
@@ -90,7 +91,7 @@ func (u UnwindStats) String() string {
 	if u.Records == 0 {
 		return "no stacks"
 	}
-	p := func(n int) string { return pct(float64(n) / float64(u.Records)) }
+	p := func(n int) string { return wording.Percent(float64(n) / float64(u.Records)) }
 	return fmt.Sprintf("%d stacks, %.1f frames on average: %d complete (%s), %d truncated by the snapshot's depth (%s), %d truncated by code the unwinder cannot pass (%s), %d failed at the first frame (%s; the validated LR stood in for %d)",
 		u.Records, float64(u.Frames)/float64(u.Records), u.Complete, p(u.Complete), u.TruncatedDepth, p(u.TruncatedDepth),
 		u.Truncated, p(u.Truncated), u.Failed, p(u.Failed), u.FallbackLR)

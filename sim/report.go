@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/tcmprof/tcmprof/internal/wording"
 )
 
 // ModelJSON is the configuration as `tcmprof sim --json` reports it.
@@ -89,7 +91,7 @@ func WriteText(w io.Writer, c *Config, s *Summary, top int) error {
 	row("stall cycles", s.StallCycles, float64(s.StallCycles)/float64(max(s.Units, 1)))
 	row("cycles", s.Cycles, s.CyclesPerUnit)
 	tw.Flush()
-	fmt.Fprintf(w, "stall share: %.1f %% of cycles\n", 100*s.StallShare)
+	fmt.Fprintf(w, "stall share: %s of cycles\n", wording.Percent(s.StallShare))
 	fmt.Fprintf(w, "lines: %d distinct cached lines fetched (%.1f KB); %d of %d sets over-subscribed (holding more than %d lines)\n",
 		s.DistinctLines, float64(s.DistinctLines)*float64(g.LineSize)/1024, s.OversubscribedSets, g.Sets(), g.Ways)
 
@@ -106,9 +108,9 @@ func WriteText(w io.Writer, c *Config, s *Summary, top int) error {
 				fmt.Fprintf(tw, "... %d more\n", len(rows)-top)
 				break
 			}
-			fmt.Fprintf(tw, "%d\t%.1f %%\t%d\t%d\t%d\t", r.Cycles, 100*r.CycleShare, r.Instructions, r.Misses, r.StallCycles)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t", r.Cycles, wording.Percent(r.CycleShare), r.Instructions, r.Misses, r.StallCycles)
 			if withLib {
-				fmt.Fprintf(tw, "%s\t%s\t", orDash(string(r.Region)), orDash(r.Library))
+				fmt.Fprintf(tw, "%s\t%s\t", wording.Region(string(r.Region)), orDash(r.Library))
 			}
 			fmt.Fprintf(tw, "%s\n", r.Name)
 		}
