@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -153,10 +155,10 @@ func TestViewServesACapture(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out, errOut syncBuffer
 	o := &viewOptions{path: fx.capture, ctx: ctx, addr: "127.0.0.1:0", noBrowser: true, input: inputOptions{elfPath: fx.fw.ELF}}
 	done := make(chan error, 1)
-	go func() { done <- runView(o, Streams{Out: &out, Err: io.Discard}) }()
+	go func() { done <- runView(o, Streams{Out: &out, Err: &errOut}) }()
 	url := regexp.MustCompile(`http://\S+/ui/`)
 	deadline := time.Now().Add(10 * time.Second)
 	for url.FindString(out.String()) == "" {
@@ -178,8 +180,28 @@ func TestViewServesACapture(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "leaf_add") {
 		t.Errorf("/ui/top: %s", resp.Status)
 	}
+	// Disassembly: not pprof's (it decodes Thumb as ARM) but the command
+	// that does it, which objdump runs.
+	resp, err = http.Get(url.FindString(out.String()) + "disasm?f=" + neturl.QueryEscape(`^leaf_add$`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	objdump := "arm-none-eabi-objdump -d -l --disassemble=leaf_add " + fx.fw.ELF
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "Disassembly is not available") || !strings.Contains(string(body), objdump) {
+		t.Errorf("/ui/disasm: %s\n%s", resp.Status, body)
+	}
+	if listing, err := exec.Command("sh", "-c", objdump).Output(); err != nil || !strings.Contains(string(listing), "<leaf_add>:") {
+		t.Errorf("%s: %v\n%s", objdump, err, listing)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("view after cancel: %v", err)
+	}
+	// The URL is said once, and pprof's refusals to open objects not at all.
+	if all := out.String() + errOut.String(); strings.Count(all, strings.TrimSuffix(url.FindString(all), "/ui/")) != 1 ||
+		strings.Contains(all, "object files are not opened") {
+		t.Errorf("view's output:\n%s", all)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -24,7 +25,8 @@ type ViewOptions struct {
 	Addr string
 	// Browser opens the UI in a browser once it is listening.
 	Browser bool
-	// Log receives pprof's messages (the "Serving web UI on" line included).
+	// Log receives pprof's messages, but for the "Serving web UI on" line
+	// (Ready says where) and the refusals to open object files.
 	Log io.Writer
 	// Ready, when set, is called with the UI's URL once the listener is open.
 	Ready func(url string)
@@ -72,6 +74,7 @@ func Serve(ctx context.Context, p *pprof.Profile, opts ViewOptions) error {
 		Obj:     noObjTool{},
 		UI:      &logUI{w: logw, browser: opts.Browser},
 		HTTPServer: func(a *driver.HTTPServerArgs) error {
+			a.Handlers["/disasm"] = disasmUnavailable(elfPath(p))
 			return serveHandlers(ctx, ln, a.Handlers, loopback)
 		},
 	})
@@ -106,6 +109,50 @@ func serveHandlers(ctx context.Context, ln net.Listener, handlers map[string]htt
 		return err
 	}
 	return nil
+}
+
+// elfPath is the image a profile was made from, as its mapping records it.
+func elfPath(p *pprof.Profile) string {
+	if len(p.Mapping) > 0 && p.Mapping[0].File != "" {
+		return p.Mapping[0].File
+	}
+	return "FIRMWARE.elf"
+}
+
+// disasmUnavailable answers pprof's disassembly page. pprof disassembles
+// with the Go toolchain's decoder, which reads Cortex-M Thumb code as ARM
+// (garbage, or a panic), and tcmprof never runs the host's binutils on the
+// image: the page says so and gives the command that does it right,
+// instead of pprof's "no matches found".
+func disasmUnavailable(elf string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cmd := "arm-none-eabi-objdump -d -l " + elf
+		if f := disasmSymbol(r.URL.Query().Get("f")); f != "" {
+			cmd = "arm-none-eabi-objdump -d -l --disassemble=" + f + " " + elf
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!DOCTYPE html>
+<html><head><title>disassembly not available</title></head><body>
+<h1>Disassembly is not available in tcmprof view</h1>
+<p>pprof's disassembler (from the Go toolchain) decodes Cortex-M Thumb code as ARM code,
+so its listing would be wrong. Disassemble the image with the ARM toolchain instead:</p>
+<pre>%s</pre>
+<p><a href="./">back to the graph</a></p>
+</body></html>
+`, html.EscapeString(cmd))
+	})
+}
+
+// disasmSymbol is the ELF symbol of the function the UI asks to
+// disassemble: its f parameter is a regexp of the profile's name
+// (`^run_burst \[clone \.isra\.0\]$`), and the symbol is the name
+// before elf.WithClone wrote it ("run_burst.isra.0").
+func disasmSymbol(f string) string {
+	f = strings.ReplaceAll(strings.Trim(f, "^$"), `\`, "")
+	if base, clone, ok := strings.Cut(f, " [clone "); ok {
+		return base + strings.TrimSuffix(clone, "]")
+	}
+	return f
 }
 
 // fixedFlags is a driver.FlagSet that parses a fixed argument list rather
@@ -169,6 +216,9 @@ func (u *logUI) WantBrowser() bool                   { return u.browser }
 func (u *logUI) SetAutoComplete(func(string) string) {}
 func (u *logUI) println(args ...any) {
 	s := fmt.Sprint(args...)
+	if strings.HasPrefix(s, "Serving web UI on ") || s == errNoObjects.Error() {
+		return // Ready gives the URL once; not opening objects is by design
+	}
 	if !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -64,8 +65,9 @@ func TestServeAnswersTopAndFlamegraph(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after its context was cancelled")
 	}
-	if !strings.Contains(log.String(), strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/ui/")) {
-		t.Errorf("pprof did not announce the listening address; log: %q", log.String())
+	// Ready gave the URL: pprof's own announcement of it is not repeated.
+	if strings.Contains(log.String(), strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/ui/")) {
+		t.Errorf("the log repeats the listening address: %q", log.String())
 	}
 	for _, dir := range []string{tmp, home} {
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -89,4 +91,18 @@ func get(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %s", url, resp.Status)
 	}
 	return string(body)
+}
+
+// The disassembly page names the ELF symbol of the function pprof's UI
+// asks for: its regexp of the profile's name, clone suffix written back.
+func TestDisasmSymbol(t *testing.T) {
+	for name, want := range map[string]string{
+		"leaf_add":                      "leaf_add",
+		"run_burst [clone .isra.0]":     "run_burst.isra.0",
+		"f [clone .constprop.0.isra.0]": "f.constprop.0.isra.0",
+	} {
+		if got := disasmSymbol("^" + regexp.QuoteMeta(name) + "$"); got != want {
+			t.Errorf("%q: %q, want %q", name, got, want)
+		}
+	}
 }
