@@ -276,19 +276,19 @@ func runBenchCompare(o *benchCompareOptions, s Streams) error {
 	})
 }
 
-// benchUI shows a progress bar over the steps when stderr is a terminal,
-// with the last step's figures beside it.
+// benchUI shows the steps done on stderr, with the last step's figures:
+// a progress bar on a terminal, otherwise a plain line every few seconds.
 type benchUI struct {
-	p   *mpb.Progress
+	*progress
 	bar *mpb.Bar
 	mu  sync.Mutex
 	msg string
 }
 
 func newBenchUI(w io.Writer, total int) *benchUI {
-	ui := &benchUI{}
-	if ui.p = terminalProgress(w); ui.p != nil {
-		ui.bar = ui.p.AddBar(int64(total),
+	ui := &benchUI{progress: newProgress(w)}
+	if ui.bars != nil {
+		ui.bar = ui.bars.AddBar(int64(total),
 			mpb.PrependDecorators(decor.Name("steps "), decor.CountersNoUnit("%d / %d")),
 			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
 				ui.mu.Lock()
@@ -300,19 +300,20 @@ func newBenchUI(w io.Writer, total int) *benchUI {
 }
 
 func (ui *benchUI) step(index, total int, st loadtest.Step) {
-	if ui.p == nil {
+	msg := fmt.Sprintf("pass %d: %.0f/s offered, %.0f/s sent, goodput %.1f/s", st.Pass, st.Offered, st.Achieved, st.Goodput)
+	if ui.bar == nil {
+		ui.line(index+1 == total, "steps: %d of %d, %s", index+1, total, msg)
 		return
 	}
 	ui.mu.Lock()
-	ui.msg = fmt.Sprintf("pass %d: %.0f/s offered, %.0f/s sent, goodput %.1f/s", st.Pass, st.Offered, st.Achieved, st.Goodput)
+	ui.msg = msg
 	ui.mu.Unlock()
 	ui.bar.SetCurrent(int64(index + 1))
 }
 
 func (ui *benchUI) finish() {
-	if ui.p == nil {
-		return
+	if ui.bar != nil {
+		ui.bar.Abort(false)
 	}
-	ui.bar.Abort(false)
-	ui.p.Wait()
+	ui.wait()
 }

@@ -11,13 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/vbauerster/cupwriter"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/sample"
 )
 
@@ -140,7 +141,8 @@ func runCapture(o *captureOptions, s Streams) error {
 
 	ui := newCaptureUI(s.Err, o.quiet)
 	sess.OnLog = ui.log
-	sess.OnProgress = ui.progress
+	sess.OnProgress = ui.received
+	sess.OnHeader = ui.header
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -226,71 +228,88 @@ func summary(c *sample.Capture) string {
 	return s
 }
 
-// captureUI shows progress and device log lines on stderr: a progress bar
-// when stderr is a terminal, plain lines otherwise.
+// captureUI shows on stderr how a capture goes, and the device's log
+// lines: while the device samples, the time and the samples it has taken
+// (from its STATUS answers); while records arrive, how many of how many.
+// On a terminal these are mpb bars, otherwise a plain line every few
+// seconds.
 type captureUI struct {
+	*progress
+	quiet bool
+	start time.Time
+
 	mu       sync.Mutex
-	err      io.Writer
-	quiet    bool
-	progress func(got, total uint64)
-	p        *mpb.Progress
-	bar      *mpb.Bar
+	sampling *mpb.Bar // while the device samples
+	taken    atomic.Uint64
+	records  *mpb.Bar // once records arrive
 }
 
 func newCaptureUI(w io.Writer, quiet bool) *captureUI {
-	ui := &captureUI{err: w, quiet: quiet}
-	ui.progress = func(uint64, uint64) {}
-	if ui.p = terminalProgress(w); ui.p != nil {
-		ui.progress = ui.showProgress
-	}
-	return ui
+	return &captureUI{progress: newProgress(w), quiet: quiet, start: time.Now()}
 }
 
-// terminalProgress is the container for the progress bars of capture and
-// bench, on w when w is a terminal; nil otherwise (a log or a pipe gets
-// plain lines).
-func terminalProgress(w io.Writer) *mpb.Progress {
-	if f, ok := w.(*os.File); ok && cupwriter.New(f, false).IsTerminal() {
-		return mpb.New(mpb.WithOutput(f), mpb.WithWidth(40))
+// header follows the device's counters while it samples.
+func (ui *captureUI) header(h *sample.Header) {
+	if h.State != sample.StateRunning {
+		return
 	}
-	return nil
-}
-
-func (ui *captureUI) showProgress(got, total uint64) {
+	ui.taken.Store(uint64(h.Taken))
+	elapsed := time.Since(ui.start).Round(time.Second)
 	ui.mu.Lock()
 	defer ui.mu.Unlock()
-	if ui.bar == nil {
-		if total == 0 { // a stream of unknown length: a spinner and a count
-			ui.bar = ui.p.New(0, mpb.SpinnerStyle(), mpb.PrependDecorators(decor.Name("records "), decor.CurrentNoUnit("%d")))
+	if ui.records != nil {
+		return // records arrive: their count says more
+	}
+	if ui.bars == nil {
+		ui.line(false, "sampling: %v, %d samples taken", elapsed, h.Taken)
+		return
+	}
+	if ui.sampling == nil {
+		ui.sampling = ui.bars.New(0, mpb.SpinnerStyle(), mpb.PrependDecorators(decor.Name("sampling "), decor.Elapsed(decor.ET_STYLE_GO)),
+			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return fmt.Sprintf("%d samples taken", ui.taken.Load()) })))
+	}
+}
+
+// received follows the records as they arrive (total 0: a stream).
+func (ui *captureUI) received(got, total uint64) {
+	ui.mu.Lock()
+	defer ui.mu.Unlock()
+	if ui.bars == nil {
+		if total == 0 {
+			ui.line(false, "records: %d", got)
 		} else {
-			ui.bar = ui.p.AddBar(int64(total),
+			ui.line(got == total, "records: %d of %d (%s)", got, total, wording.Percent(float64(got)/float64(total)))
+		}
+		return
+	}
+	if ui.records == nil {
+		if ui.sampling != nil {
+			ui.sampling.Abort(true)
+		}
+		if total == 0 { // a stream of unknown length: a spinner and a count
+			ui.records = ui.bars.New(0, mpb.SpinnerStyle(), mpb.PrependDecorators(decor.Name("records "), decor.CurrentNoUnit("%d")))
+		} else {
+			ui.records = ui.bars.AddBar(int64(total),
 				mpb.PrependDecorators(decor.Name("records "), decor.CountersNoUnit("%d / %d")),
 				mpb.AppendDecorators(decor.Percentage()))
 		}
 	}
-	ui.bar.SetCurrent(int64(got))
+	ui.records.SetCurrent(int64(got))
 }
 
 func (ui *captureUI) log(line string) {
-	if ui.quiet {
-		return
+	if !ui.quiet {
+		ui.print("device: " + strings.TrimRight(line, "\r\n") + "\n")
 	}
-	line = "device: " + strings.TrimRight(line, "\r\n") + "\n"
-	if ui.p != nil {
-		ui.p.Write([]byte(line))
-		return
-	}
-	io.WriteString(ui.err, line)
 }
 
 func (ui *captureUI) finish() {
-	if ui.p == nil {
-		return
-	}
 	ui.mu.Lock()
-	if ui.bar != nil {
-		ui.bar.Abort(false)
+	for _, b := range []*mpb.Bar{ui.sampling, ui.records} {
+		if b != nil {
+			b.Abort(false)
+		}
 	}
 	ui.mu.Unlock()
-	ui.p.Wait()
+	ui.wait()
 }

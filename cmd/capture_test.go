@@ -151,7 +151,7 @@ func TestCaptureHangUpThenResume(t *testing.T) {
 		t.Fatal("exit 0 after a hang-up")
 	}
 	<-served
-	if lines := strings.Count(strings.TrimSpace(stderr), "\n"); lines != 1 || !strings.Contains(stderr, "records missing (indices ") ||
+	if lines := strings.Count(strings.TrimSpace(withoutProgress(stderr)), "\n"); lines != 1 || !strings.Contains(stderr, "records missing (indices ") ||
 		!strings.Contains(stderr, "device disconnected") || !strings.Contains(stderr, "--resume "+out) {
 		t.Errorf("stderr (want the summary and one error line):\n%s", stderr)
 	}
