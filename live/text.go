@@ -97,7 +97,6 @@ func groupItems(rs []Row) []string {
 	return items
 }
 
-
 // column is one column of the function table before the name.
 type column struct {
 	title string
