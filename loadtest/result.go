@@ -63,6 +63,10 @@ func (s Settings) Options() Options {
 type Step struct {
 	Pass    int     `json:"pass"` // from 1
 	Offered float64 `json:"offered"`
+	// Start is when the step began, in seconds after the run's Started:
+	// it places the step, and its goodput window, in wall-clock time
+	// (beside a device's log, or a capture taken at the same time).
+	Start float64 `json:"start_s"`
 	// Sent counts datagrams the host's socket accepted; SendErrors the
 	// ones it refused (the host's loss, which the target never saw).
 	Sent       int     `json:"sent"`
@@ -306,7 +310,7 @@ func (r *Run) validate() error {
 		if st.Pass < 1 || st.Pass > o.Passes || !slices.Contains(o.Rates, st.Offered) {
 			return fmt.Errorf("step %d: pass %d or rate %v is not in the settings", i, st.Pass, st.Offered)
 		}
-		if st.Sent < 0 || st.SendErrors < 0 || st.Echoes < 0 || st.Echoes > st.Sent || st.InWindow < 0 || st.InWindow > st.Echoes ||
+		if st.Start < 0 || st.Sent < 0 || st.SendErrors < 0 || st.Echoes < 0 || st.Echoes > st.Sent || st.InWindow < 0 || st.InWindow > st.Echoes ||
 			st.Late < 0 || st.Late > st.Echoes || st.Duplicates < 0 || st.Reordered < 0 {
 			return fmt.Errorf("step %d (pass %d, %v/s): inconsistent counts", i, st.Pass, st.Offered)
 		}

@@ -13,11 +13,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 	"golang.org/x/sys/unix"
+
+	"github.com/tcmprof/tcmprof/internal/rxtime"
 )
 
 // Progress is told about each step as it ends (index counts from 0 over
@@ -52,7 +53,7 @@ func Measure(ctx context.Context, target string, opts Options, progress Progress
 	go func() { t.receive(); close(recvDone) }()
 	defer func() { conn.Close(); <-recvDone }()
 
-	run := &Run{Format: FormatVersion, Target: raddr.String(), Started: time.Now().UTC(), Settings: settingsOf(opts)}
+	run := &Run{Format: FormatVersion, Target: raddr.String(), Started: t.epoch.UTC(), Settings: settingsOf(opts)}
 	if err := t.probe(ctx, target); err != nil {
 		return nil, err
 	}
@@ -325,12 +326,12 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // milliseconds moves neither round-trip times nor echoes across the edges
 // of the goodput window.
 func (t *tester) receive() {
-	kernelTime := enableTimestamps(t.conn) == nil
+	kernelTime := rxtime.Enable(t.conn) == nil
 	msgs := make([]ipv4.Message, maxBatch)
 	for i := range msgs {
 		msgs[i].Buffers = [][]byte{make([]byte, MaxPayload+1)}
 		if kernelTime {
-			msgs[i].OOB = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))))
+			msgs[i].OOB = make([]byte, rxtime.OOBSize)
 		}
 	}
 	for {
@@ -357,7 +358,7 @@ func (t *tester) receive() {
 		t.mu.Lock()
 		for _, m := range msgs[:n] {
 			at := now
-			if ts, ok := kernelTimestamp(m.OOB[:m.NN]); ok {
+			if ts, ok := rxtime.Parse(m.OOB[:m.NN]); ok {
 				at = ts.Sub(t.epoch) // wall clock: the kernel's stamp has no monotonic reading
 			}
 			t.match(m.Buffers[0][:m.N], at)
@@ -406,39 +407,6 @@ func (t *tester) match(b []byte, at time.Duration) {
 	}
 }
 
-// enableTimestamps asks the kernel to stamp every received datagram.
-func enableTimestamps(conn *net.UDPConn) error {
-	rc, err := conn.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	}); err != nil {
-		return err
-	}
-	return serr
-}
-
-// kernelTimestamp finds the SCM_TIMESTAMPNS stamp among control messages.
-func kernelTimestamp(oob []byte) (time.Time, bool) {
-	if len(oob) == 0 {
-		return time.Time{}, false
-	}
-	cms, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return time.Time{}, false
-	}
-	for _, cm := range cms {
-		if cm.Header.Level == unix.SOL_SOCKET && cm.Header.Type == unix.SCM_TIMESTAMPNS && len(cm.Data) >= int(unsafe.Sizeof(unix.Timespec{})) {
-			ts := *(*unix.Timespec)(unsafe.Pointer(&cm.Data[0]))
-			return time.Unix(ts.Unix()), true
-		}
-	}
-	return time.Time{}, false
-}
-
 func (t *tester) receiverError() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -449,7 +417,7 @@ func (t *tester) receiverError() error {
 func (t *tester) snapshot(st *stepState) Step {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := Step{Pass: st.pass, Offered: st.offered, Sent: st.sent, SendErrors: st.errors, Echoes: st.echoes,
+	s := Step{Pass: st.pass, Offered: st.offered, Start: st.start.Seconds(), Sent: st.sent, SendErrors: st.errors, Echoes: st.echoes,
 		InWindow: st.inWindow, Late: st.late, Duplicates: st.dups, Reordered: st.reordered}
 	if len(st.rtts) > 0 {
 		r := slices.Clone(st.rtts)
