@@ -3,6 +3,7 @@
 package sample
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -127,13 +128,43 @@ type Session struct {
 // NewSession starts reading conn. Every byte read is first written to raw
 // when it is not nil, so a capture survives a decoder bug.
 func NewSession(conn io.ReadWriteCloser, raw io.Writer, t Timeouts) *Session {
-	s := &Session{conn: conn, timeouts: t, dec: NewDecoder(FieldPC), chunks: make(chan []byte, 64), received: make(chan chan *Capture)}
-	go s.read(raw)
+	s := &Session{conn: conn, timeouts: t, dec: NewDecoder(FieldPC), chunks: make(chan []byte), received: make(chan chan *Capture)}
+	read := make(chan []byte, 64)
+	go s.read(raw, read)
+	go relay(read, s.chunks)
 	return s
 }
 
-func (s *Session) read(raw io.Writer) {
-	defer close(s.chunks)
+// relay hands the reader's chunks on in order, holding as many as the
+// session has not taken yet, so that the reader never waits for the
+// session. While the session writes a command, the device may be writing
+// too (the answers to earlier ones); a device that cannot write does not
+// read, and a session that waited for it to read while its reader waited
+// for the session would wait for ever.
+func relay(in <-chan []byte, out chan<- []byte) {
+	defer close(out)
+	var held [][]byte
+	for in != nil || len(held) > 0 {
+		var send chan<- []byte
+		var next []byte
+		if len(held) > 0 {
+			send, next = out, held[0]
+		}
+		select {
+		case c, ok := <-in:
+			if !ok {
+				in = nil
+				continue
+			}
+			held = append(held, c)
+		case send <- next:
+			held = held[1:]
+		}
+	}
+}
+
+func (s *Session) read(raw io.Writer, out chan<- []byte) {
+	defer close(out)
 	for {
 		buf := make([]byte, 4096)
 		n, err := s.conn.Read(buf)
@@ -144,7 +175,7 @@ func (s *Session) read(raw io.Writer) {
 					return
 				}
 			}
-			s.chunks <- buf[:n]
+			out <- buf[:n]
 		}
 		if err != nil {
 			s.readErr = err
@@ -198,9 +229,26 @@ func (s *Session) queue(evs []Event) {
 	}
 }
 
-// next returns the next frame, waiting until deadline. DATA and THREADS
-// frames are also collected into the current run, whoever waits.
-func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
+// timeout is how long next waits: until at, and, when extend is positive,
+// until extend after the last frame delimiter (0x00) that arrived. A device
+// that is still sending frames, even damaged ones, is still answering: on a
+// busy host, or from an emulator, answers take longer than on an idle one,
+// and a host that asked again meanwhile would only queue more answers
+// behind the late ones. Log text, which has no 0x00, does not count: a
+// chatty firmware must not keep a lost command from being sent again.
+type timeout struct {
+	at     time.Time
+	extend time.Duration
+}
+
+// after is a timeout d from now that frames arriving extend.
+func after(d time.Duration) *timeout {
+	return &timeout{at: time.Now().Add(d), extend: d}
+}
+
+// next returns the next frame, waiting as long as to says. DATA and
+// THREADS frames are also collected into the current run, whoever waits.
+func (s *Session) next(ctx context.Context, to *timeout) (Frame, error) {
 	for {
 		for len(s.pending) > 0 {
 			ev := s.pending[0]
@@ -216,10 +264,10 @@ func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
 			}
 		}
 		now := time.Now()
-		if !now.Before(deadline) {
+		if !now.Before(to.at) {
 			return nil, errTimeout
 		}
-		wait := deadline.Sub(now)
+		wait := to.at.Sub(now)
 		if !s.flushed && s.timeouts.LogFlush > 0 {
 			flushAt := s.lastData.Add(s.timeouts.LogFlush)
 			if !now.Before(flushAt) {
@@ -243,6 +291,9 @@ func (s *Session) next(ctx context.Context, deadline time.Time) (Frame, error) {
 				return nil, &DisconnectError{s.readErr}
 			}
 			s.lastData, s.flushed = time.Now(), false
+			if to.extend > 0 && bytes.IndexByte(c, 0) >= 0 {
+				to.at = s.lastData.Add(to.extend)
+			}
 			s.queue(s.dec.Feed(c))
 		case <-timer.C:
 		}
@@ -308,9 +359,14 @@ func (s *Session) command(ctx context.Context, cmd Frame, match func(f Frame, at
 		if err := s.send(cmd); err != nil {
 			return nil, err
 		}
-		deadline := time.Now().Add(s.replyWait(attempt))
+		to := after(s.replyWait(attempt))
+		if s.streaming.Load() {
+			// A stream's frames keep coming whether or not the device
+			// heard the command.
+			to.extend = 0
+		}
 		for {
-			f, err := s.next(ctx, deadline)
+			f, err := s.next(ctx, to)
 			if err == errTimeout {
 				break
 			}
@@ -400,7 +456,8 @@ func (s *Session) Done(ctx context.Context) error {
 
 // SnapshotWait is how long a snapshot run with these settings should take
 // on a device that reports h, plus a margin: the count (or the capacity),
-// at the mean rate, or the duration when that is shorter.
+// at the mean rate, or the duration when that is shorter. A run that has
+// taken no sample for that long is stuck (Snapshot stops it).
 func SnapshotWait(h *Header, st Start) time.Duration {
 	samples := h.Capacity
 	if st.Count > 0 {
@@ -418,9 +475,12 @@ func SnapshotWait(h *Header, st Start) time.Duration {
 	return d + d/4 + 2*time.Second
 }
 
-// Snapshot starts a snapshot run, waits until the device holds it (sending
-// STOP when maxWait passes or stop is closed), and drains it (see Drain;
-// the caller sends DONE). maxWait 0 means SnapshotWait.
+// Snapshot starts a snapshot run, waits until the device holds it, and
+// drains it (see Drain; the caller sends DONE). The host sends STOP when
+// stop is closed, or when the run has taken no sample for maxWait (0 means
+// SnapshotWait): a run that still takes samples ends by itself (its count,
+// duration or full buffer), however slowly the device goes — an emulator
+// on a busy host samples at its instructions' pace, not the wall clock's.
 func (s *Session) Snapshot(ctx context.Context, st Start, maxWait time.Duration, stop <-chan struct{}) (*Capture, error) {
 	st.Mode = ModeSnapshot
 	if err := s.Start(ctx, st); err != nil {
@@ -463,9 +523,13 @@ func (s *Session) waitHolding(ctx context.Context, st Start, maxWait time.Durati
 	if maxWait == 0 {
 		maxWait = SnapshotWait(h, st)
 	}
-	deadline := time.Now().Add(maxWait)
+	// deadline moves on with every sample the device takes.
+	deadline, taken := time.Now().Add(maxWait), h.Taken
 	stopped := false
 	for h.State == StateRunning {
+		if !stopped && h.Taken != taken {
+			deadline, taken = time.Now().Add(maxWait), h.Taken
+		}
 		if !stopped && (time.Now().After(deadline) || isClosed(stop)) {
 			if err := s.Stop(ctx); err != nil {
 				return nil, err
@@ -662,7 +726,7 @@ func (s *Session) drainRanges(ctx context.Context, reqs []Range, attempt int) er
 			inflight = append(inflight, reqs[0])
 			reqs = reqs[1:]
 		}
-		f, err := s.next(ctx, time.Now().Add(wait))
+		f, err := s.next(ctx, after(wait))
 		if err == errTimeout {
 			inflight = nil // lost: what is still missing goes into the next round
 			continue
@@ -809,7 +873,7 @@ func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, m
 		if statusDue {
 			wait = min(wait, time.Until(nextStatus))
 		}
-		_, err := s.next(ctx, time.Now().Add(wait))
+		_, err := s.next(ctx, &timeout{at: time.Now().Add(wait)})
 		if err != nil && err != errTimeout {
 			cause = err
 			break
