@@ -256,17 +256,22 @@ func (h *host) status() *sample.Header {
 	}
 }
 
-// waitHolding polls STATUS until a snapshot run has stopped.
+// waitHolding polls STATUS until a snapshot run has stopped. A run that
+// still takes samples is waited for (QEMU on a busy host runs slowly); one
+// that has taken none for timeout fails the test.
 func (h *host) waitHolding(timeout time.Duration) *sample.Header {
 	h.t.Helper()
-	deadline := time.Now().Add(timeout)
+	deadline, taken := time.Now().Add(timeout), uint32(0)
 	for {
 		hd := h.status()
 		if hd.State == sample.StateHolding {
 			return hd
 		}
+		if hd.Taken != taken {
+			deadline, taken = time.Now().Add(timeout), hd.Taken
+		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("run still %v after %v (taken %d)", hd.State, timeout, hd.Taken)
+			h.t.Fatalf("run still %v, no sample taken for %v (taken %d)", hd.State, timeout, hd.Taken)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
