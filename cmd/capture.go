@@ -50,8 +50,12 @@ did not, releases the device's buffer (DONE) and writes the capture file
 atomically.
 
 Snapshot mode (the default) samples into the device's buffer until it is
-full, --samples or --duration is reached, or Ctrl-C; then drains. Stream
-mode sends records while sampling, until --samples, --duration or Ctrl-C.
+full, --samples or --duration is reached, or Ctrl-C; then drains. A run
+that still takes samples is waited for however slowly it goes (an emulator
+on a busy host); one that takes none for longer than the whole run should
+take is stopped. A command is sent again after --timeout (doubling with each
+try) without frames from the device (log text does not count). Stream mode
+sends records while sampling, until --samples, --duration or Ctrl-C.
 --attach drains what the device already holds (or an ongoing run) without
 starting one.
 

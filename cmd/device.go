@@ -38,7 +38,7 @@ func (o *deviceOptions) addFlags(c *cobra.Command) {
 	f.StringVar(&o.match.Serial, "serial", "", "USB serial number --port auto looks for")
 	f.StringVar(&o.match.Product, "product", "", "text in the USB product string --port auto looks for")
 	f.StringVar(&o.raw, "raw", "", "also write every byte received to this file, as it arrives")
-	f.DurationVar(&o.timeout, "timeout", sample.DefaultTimeouts().Reply, "how long to wait for an answer before asking again")
+	f.DurationVar(&o.timeout, "timeout", sample.DefaultTimeouts().Reply, "how long the device may send no frame before a command is asked again")
 	f.IntVar(&o.retries, "retries", sample.DefaultTimeouts().Retries, "how often to ask again")
 }
 
