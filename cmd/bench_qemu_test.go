@@ -21,6 +21,8 @@ import (
 // QEMU is slow and has no cache, so the test asserts what the run shows,
 // not a speed: the firmware's driver came up, it answered the probe, and
 // every step's echoes were matched to what was sent, unaltered and once.
+// (How many came back inside a step's window depends on how the busy host
+// runs QEMU; loadtest's model tests check the window counts exactly.)
 func TestBenchUDPEchoOnQEMU(t *testing.T) {
 	if err := qemu.Available(); err != nil {
 		t.Skip(err)
@@ -65,8 +67,10 @@ func TestBenchUDPEchoOnQEMU(t *testing.T) {
 	if len(run.Steps) != 6 || run.Unmatched != 0 {
 		t.Fatalf("%d steps (want 6), %d unmatched datagrams", len(run.Steps), run.Unmatched)
 	}
-	for _, st := range run.Steps {
-		if st.Sent == 0 || st.Echoes == 0 || st.InWindow == 0 || st.Duplicates != 0 || st.RTTP50 <= 0 {
+	for i, st := range run.Steps {
+		// Every step but the last has later steps' time for its echoes.
+		answered := st.Echoes > 0 && st.RTTP50 > 0 || i == len(run.Steps)-1
+		if st.Sent == 0 || !answered || st.Echoes > st.Sent || st.InWindow > st.Echoes || st.Duplicates != 0 {
 			t.Errorf("pass %d, %v/s: %+v", st.Pass, st.Offered, st)
 		}
 	}
@@ -98,7 +102,10 @@ func freeForwardPort(t *testing.T) int {
 	return 0
 }
 
-// waitForLine reads the firmware's UART until a line contains want.
+// waitForLine reads the firmware's UART until a line contains want. It
+// gives up when the firmware has said nothing for timeout: a boot that
+// goes on printing is waited for, however slowly QEMU runs on a busy host
+// (and at most until the test's deadline stops QEMU).
 func waitForLine(t *testing.T, r interface{ Read([]byte) (int, error) }, want string, timeout time.Duration) string {
 	t.Helper()
 	var seen bytes.Buffer
@@ -109,6 +116,9 @@ func waitForLine(t *testing.T, r interface{ Read([]byte) (int, error) }, want st
 		if err != nil {
 			t.Fatal(err)
 		}
+		if n > 0 {
+			deadline = time.Now().Add(timeout)
+		}
 		seen.Write(buf[:n])
 		if i := strings.Index(seen.String(), want); i >= 0 {
 			rest := seen.String()[i:]
@@ -117,6 +127,6 @@ func waitForLine(t *testing.T, r interface{ Read([]byte) (int, error) }, want st
 			}
 		}
 	}
-	t.Fatalf("no %q from the firmware within %v; it said:\n%s", want, timeout, seen.String())
+	t.Fatalf("no %q from the firmware, which then said nothing for %v; it said:\n%s", want, timeout, seen.String())
 	return ""
 }

@@ -203,10 +203,14 @@ func (h *host) next(timeout time.Duration) sample.Frame {
 	}
 }
 
-// waitLog waits for a log line containing substr and returns it.
+// waitLog waits for a log line containing substr and returns it. It gives
+// up when the firmware has sent nothing for timeout: one that goes on
+// printing is waited for, however slowly QEMU runs on a busy host (and at
+// most until boot's deadline stops QEMU).
 func (h *host) waitLog(substr string, timeout time.Duration) string {
 	h.t.Helper()
-	deadline := time.After(timeout)
+	quiet := time.NewTimer(timeout)
+	defer quiet.Stop()
 	for {
 		select {
 		case ev, ok := <-h.events:
@@ -216,8 +220,9 @@ func (h *host) waitLog(substr string, timeout time.Duration) string {
 			if strings.Contains(ev.Log, substr) {
 				return ev.Log
 			}
-		case <-deadline:
-			h.t.Fatalf("no log line with %q within %v", substr, timeout)
+			quiet.Reset(timeout)
+		case <-quiet.C:
+			h.t.Fatalf("no log line with %q; then nothing from the firmware for %v", substr, timeout)
 		}
 	}
 }
