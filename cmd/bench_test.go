@@ -77,7 +77,10 @@ func TestBenchCompareModels(t *testing.T) {
 	if want := fmt.Sprintf("%.2f", fast.Peak/slow.Peak); m[1] != want {
 		t.Errorf("peak speed-up %s, want %s (%.1f/s over %.1f/s)", m[1], want, fast.Peak, slow.Peak)
 	}
-	if slow.Lossless > 0 && !(slow.LosslessIsHighest && fast.LosslessIsHighest) {
+	// A run with no lossless rate (the lowest rate lost some: a busy host
+	// can hold the sender back into a burst the queue drops) has no
+	// lossless speed-up.
+	if slow.Lossless > 0 && fast.Lossless > 0 && !(slow.LosslessIsHighest && fast.LosslessIsHighest) {
 		m := regexp.MustCompile(`lossless rate +(?:≥ )?[0-9]+/s +(?:≥ )?[0-9]+/s +(?:[≥≤] )?([0-9.]+)×`).FindStringSubmatch(stdout)
 		if want := fmt.Sprintf("%.2f", fast.Lossless/slow.Lossless); m == nil || m[1] != want {
 			t.Errorf("lossless speed-up %v, want %s (%v/s over %v/s) in:\n%s", m, want, fast.Lossless, slow.Lossless, stdout)
