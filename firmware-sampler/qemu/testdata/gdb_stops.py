@@ -68,6 +68,25 @@ def backtrace():
     return frames
 
 
+def stop_at_random_moment(rng):
+    """Lets the target run and stops it at a moment that has nothing to do
+    with what the firmware is doing: a SIGINT to gdb interrupts the target,
+    as ^C would. On a busy host gdb may not have resumed the target yet when
+    the signal comes; it then interrupts gdb's own command instead
+    (KeyboardInterrupt, which would end this script, and gdb with status
+    0), and the stop is tried again."""
+    while True:
+        timer = threading.Timer(rng.uniform(0.005, 0.04), lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            gdb.execute("continue")
+            return
+        except KeyboardInterrupt:
+            pass
+        finally:
+            timer.join()
+
+
 def main():
     out = open(os.environ["TCMPROF_GDB_OUT"], "w")
     stops = int(os.environ["TCMPROF_GDB_STOPS"])
@@ -77,12 +96,7 @@ def main():
     gdb.execute("set confirm off")
     gdb.execute("target remote " + os.environ["TCMPROF_GDB_TARGET"])
     for _ in range(stops):
-        # A SIGINT to gdb interrupts the target, as ^C would, at a moment
-        # that has nothing to do with what the firmware is doing.
-        timer = threading.Timer(rng.uniform(0.005, 0.04), lambda: os.kill(os.getpid(), signal.SIGINT))
-        timer.start()
-        gdb.execute("continue")
-        timer.join()
+        stop_at_random_moment(rng)
         f = gdb.newest_frame()
         pc, sp, lr, xpsr = reg(f, "pc"), reg(f, "sp"), reg(f, "lr"), reg(f, "xpsr")
         bounds = stack_bounds(sp, xpsr)
