@@ -72,13 +72,14 @@ def stop_at_random_moment(rng):
     """Lets the target run and stops it at a moment that has nothing to do
     with what the firmware is doing: a SIGINT to gdb interrupts the target,
     as ^C would. On a busy host gdb may not have resumed the target yet when
-    the signal comes; it then interrupts gdb's own command instead
-    (KeyboardInterrupt, which would end this script, and gdb with status
-    0), and the stop is tried again."""
+    the signal comes (starting the timer's thread alone can take longer than
+    its interval); it then interrupts this script instead (KeyboardInterrupt,
+    which would end it, and gdb with status 0), and the stop is tried
+    again."""
     while True:
         timer = threading.Timer(rng.uniform(0.005, 0.04), lambda: os.kill(os.getpid(), signal.SIGINT))
-        timer.start()
         try:
+            timer.start()
             gdb.execute("continue")
             return
         except KeyboardInterrupt:
