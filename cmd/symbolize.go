@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/tcmprof/tcmprof/elf"
@@ -163,131 +164,77 @@ func parseAddr(tok []byte) (uint32, error) {
 }
 
 // maxBatch bounds how many addresses of standard input are read before
-// they are answered: a file of addresses comes all buffered.
-const maxBatch = 1 << 16
+// they are answered (a file of addresses comes all buffered). A batch's
+// answers are rendered in memory, about 100 bytes each, before they are
+// written, in buffers reused batch after batch: fresh memory costs a page
+// fault per 4 KB, and a fault costs more than rendering 40 answers.
+const maxBatch = 1 << 13
 
-// maxCachedAnswers bounds the answer cache: a firmware image has at most a
-// few hundred thousand distinct code addresses, but input is unbounded.
-const maxCachedAnswers = 1 << 20
+// pieceAddrs is how many addresses of a batch a core takes at a time:
+// small, so that the cores finish a batch together even when the first
+// address of a compile unit stops one to decode the unit.
+const pieceAddrs = 512
 
 // symbolPrinter writes frames in llvm-symbolizer's default shape or as
 // JSON lines.
 type symbolPrinter struct {
 	out *bufio.Writer
-	// answers caches the output for each address, kept in chunks:
-	// samples repeat the same PCs over and over, and a few large buffers
-	// spare the collector a slice per address.
-	answers map[uint32]answerRef
-	chunks  [][]byte
-	// workers render a batch's answers in parallel, each its share.
+	// workers render a batch's pieces in parallel, one per core.
 	workers []*answerWorker
+	// pieces hold the answers to each piece of a batch, in order.
+	pieces [][]byte
 }
 
-// answerRef is where an answer is: chunks[chunk][off:off+n].
-type answerRef struct{ chunk, off, n uint32 }
-
-func (r answerRef) in(chunks [][]byte) []byte { return chunks[r.chunk][r.off : r.off+r.n] }
-
-// answerChunk is the size of the chunks answers are kept in.
-const answerChunk = 256 << 10
-
-// minShare is the fewest addresses worth handing to another worker.
-const minShare = 256
-
-// answerWorker renders its share of a batch's answers.
+// answerWorker renders the pieces of a batch it takes.
 type answerWorker struct {
 	json, noDemangle bool
 	// quoted caches each function and file name as a JSON string.
-	quoted  map[string][]byte
-	scratch []byte
-	// chunks hold the answers it rendered in this batch (fresh, by
-	// address; a share may ask for one several times), answers the
-	// share's answers in order.
-	chunks  [][]byte
-	cur     int // the chunk being filled
-	fresh   map[uint32]answerRef
-	answers [][]byte
+	quoted map[string][]byte
+	frames []elf.Frame
 }
 
 func newSymbolPrinter(out *bufio.Writer, json, noDemangle bool) *symbolPrinter {
-	p := &symbolPrinter{out: out, answers: map[uint32]answerRef{}}
+	p := &symbolPrinter{out: out}
 	for range runtime.GOMAXPROCS(0) {
-		p.workers = append(p.workers, &answerWorker{json: json, noDemangle: noDemangle,
-			quoted: map[string][]byte{}, fresh: map[uint32]answerRef{}})
+		p.workers = append(p.workers, &answerWorker{json: json, noDemangle: noDemangle, quoted: map[string][]byte{}})
 	}
 	return p
 }
 
-// answerAll writes the answers to addrs in order. Shares of addrs are
+// answerAll writes the answers to addrs in order. Pieces of addrs are
 // symbolized (decoding the DWARF they need) and rendered on all cores,
-// reading the cache; then written in order, and the new answers cached.
+// then written in order.
 func (p *symbolPrinter) answerAll(im *elf.Image, addrs []uint32) {
-	n := max(1, min(len(p.workers), len(addrs)/minShare))
-	if n == 1 { // no thread to wake and wait for, which costs most on a busy machine
-		p.workers[0].answer(p, im, addrs)
-	} else {
-		var wg sync.WaitGroup
-		for w, worker := range p.workers[:n] {
-			share := addrs[w*len(addrs)/n : (w+1)*len(addrs)/n]
-			wg.Go(func() { worker.answer(p, im, share) })
-		}
-		wg.Wait()
+	n := (len(addrs) + pieceAddrs - 1) / pieceAddrs
+	for len(p.pieces) < n {
+		p.pieces = append(p.pieces, nil)
 	}
-	for _, w := range p.workers[:n] {
-		for _, b := range w.answers {
-			p.out.Write(b)
+	var next atomic.Int64
+	take := func(w *answerWorker) {
+		for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
+			p.pieces[k] = w.answer(p.pieces[k][:0], im, addrs[k*pieceAddrs:min(len(addrs), (k+1)*pieceAddrs)])
 		}
-		if len(p.answers) >= maxCachedAnswers {
-			continue // the chunks are reused for the next batch
-		}
-		base := uint32(len(p.chunks))
-		p.chunks = append(p.chunks, w.chunks...)
-		w.chunks = nil
-		for addr, r := range w.fresh {
-			if _, ok := p.answers[addr]; !ok {
-				r.chunk += base
-				p.answers[addr] = r
-			}
-		}
+	}
+	// The calling goroutine takes pieces too: a lone piece wakes no
+	// thread, which costs most on a busy machine.
+	var wg sync.WaitGroup
+	for _, w := range p.workers[1:max(1, min(len(p.workers), n))] {
+		wg.Go(func() { take(w) })
+	}
+	take(p.workers[0])
+	wg.Wait()
+	for _, b := range p.pieces[:n] {
+		p.out.Write(b)
 	}
 }
 
-// answer renders the answers to share into w.answers, reading the
-// printer's cache.
-func (w *answerWorker) answer(p *symbolPrinter, im *elf.Image, share []uint32) {
-	w.answers = w.answers[:0]
-	clear(w.fresh)
-	for k := range w.chunks { // left from a batch the full cache took nothing from
-		w.chunks[k] = w.chunks[k][:0]
+// answer appends the answers to addrs to b.
+func (w *answerWorker) answer(b []byte, im *elf.Image, addrs []uint32) []byte {
+	for _, addr := range addrs {
+		w.frames = im.AppendFrames(w.frames[:0], addr)
+		b = w.render(b, addr, w.frames)
 	}
-	w.cur = 0
-	for _, addr := range share {
-		if r, ok := p.answers[addr]; ok {
-			w.answers = append(w.answers, r.in(p.chunks))
-			continue
-		}
-		r, ok := w.fresh[addr]
-		if !ok {
-			w.scratch = w.render(w.scratch[:0], addr, im.Symbolize(addr))
-			r = w.store(w.scratch)
-			w.fresh[addr] = r
-		}
-		w.answers = append(w.answers, r.in(w.chunks))
-	}
-}
-
-// store copies b into w's chunks.
-func (w *answerWorker) store(b []byte) answerRef {
-	for w.cur < len(w.chunks) && len(w.chunks[w.cur])+len(b) > cap(w.chunks[w.cur]) {
-		w.cur++
-	}
-	if w.cur == len(w.chunks) {
-		w.chunks = append(w.chunks, make([]byte, 0, max(answerChunk, len(b))))
-	}
-	k := w.cur
-	r := answerRef{chunk: uint32(k), off: uint32(len(w.chunks[k])), n: uint32(len(b))}
-	w.chunks[k] = append(w.chunks[k], b...)
-	return r
+	return b
 }
 
 func (w *answerWorker) name(f elf.Frame) string {

@@ -718,7 +718,12 @@ func (l *unitLoader) finishSegments() {
 //
 // The first address that falls in a compile unit decodes that unit's DWARF
 // (Preload decodes many at once, in parallel).
-func (im *Image) Symbolize(addr uint32) []Frame {
+func (im *Image) Symbolize(addr uint32) []Frame { return im.AppendFrames(nil, addr) }
+
+// AppendFrames appends the inline chain Symbolize returns for addr to dst
+// and returns the extended slice: a caller answering address after
+// address reuses one slice instead of allocating one per address.
+func (im *Image) AppendFrames(dst []Frame, addr uint32) []Frame {
 	pc := addr &^ 1
 	t, ri, n := im.dwarf.lookup(pc)
 	if n < 0 {
@@ -727,7 +732,7 @@ func (im *Image) Symbolize(addr uint32) []Frame {
 		// llvm-symbolizer does not answer for padding either.
 		fi := im.functionIndex(pc)
 		if fi < 0 {
-			return nil
+			return dst
 		}
 		im.finishFunction(fi)
 		name := im.funcNames[fi]
@@ -736,10 +741,13 @@ func (im *Image) Symbolize(addr uint32) []Frame {
 			row := t.rows[ri]
 			t.setLine(&f, row.file, row.line, row.col)
 		}
-		return []Frame{f}
+		return append(dst, f)
 	}
 	// Frames are filled in place: a Frame is too big to copy cheaply.
-	frames := make([]Frame, t.nodes[n].depth+1)
+	base := len(dst)
+	dst = slices.Grow(dst, int(t.nodes[n].depth)+1)[:base+int(t.nodes[n].depth)+1]
+	frames := dst[base:]
+	clear(frames)
 	t.name(&frames[0], n)
 	if ri >= 0 {
 		row := t.rows[ri]
@@ -749,7 +757,7 @@ func (im *Image) Symbolize(addr uint32) []Frame {
 		t.name(&frames[k], nd.parent)
 		t.setLine(&frames[k], nd.callFile, nd.callLine, nd.callCol)
 	}
-	return frames
+	return dst
 }
 
 // name names frame f after node n.
