@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -181,9 +182,20 @@ type symbolPrinter struct {
 	out *bufio.Writer
 	// workers render a batch's pieces in parallel, one per core.
 	workers []*answerWorker
-	// pieces hold the answers to each piece of a batch, in order.
-	pieces [][]byte
+	// A batch is answered in the order of its addresses, keys (address
+	// << 32 | position in the batch, sorted), so that lookups walk each
+	// unit's tables in order rather than jumping over megabytes of them
+	// (at random addresses, cache and TLB misses were most of a lookup),
+	// and an address repeated in the batch is looked up once. pieces hold
+	// the answers to each piece of keys, and answers where the answer to
+	// each address of the batch is.
+	keys    []uint64
+	pieces  [][]byte
+	answers []answerRef
 }
+
+// answerRef is where an answer is: pieces[piece][off:off+n].
+type answerRef struct{ piece, off, n uint32 }
 
 // answerWorker renders the pieces of a batch it takes.
 type answerWorker struct {
@@ -201,10 +213,16 @@ func newSymbolPrinter(out *bufio.Writer, json, noDemangle bool) *symbolPrinter {
 	return p
 }
 
-// answerAll writes the answers to addrs in order. Pieces of addrs are
-// symbolized (decoding the DWARF they need) and rendered on all cores,
-// then written in order.
+// answerAll writes the answers to addrs in order. Pieces of addrs, in
+// address order, are symbolized (decoding the DWARF they need) and
+// rendered on all cores, then written in the order of addrs.
 func (p *symbolPrinter) answerAll(im *elf.Image, addrs []uint32) {
+	p.keys = p.keys[:0]
+	for i, a := range addrs {
+		p.keys = append(p.keys, uint64(a)<<32|uint64(i))
+	}
+	slices.Sort(p.keys)
+	p.answers = slices.Grow(p.answers[:0], len(addrs))[:len(addrs)]
 	n := (len(addrs) + pieceAddrs - 1) / pieceAddrs
 	for len(p.pieces) < n {
 		p.pieces = append(p.pieces, nil)
@@ -212,7 +230,7 @@ func (p *symbolPrinter) answerAll(im *elf.Image, addrs []uint32) {
 	var next atomic.Int64
 	take := func(w *answerWorker) {
 		for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
-			p.pieces[k] = w.answer(p.pieces[k][:0], im, addrs[k*pieceAddrs:min(len(addrs), (k+1)*pieceAddrs)])
+			p.pieces[k] = w.answer(p, im, k, p.keys[k*pieceAddrs:min(len(addrs), (k+1)*pieceAddrs)])
 		}
 	}
 	// The calling goroutine takes pieces too: a lone piece wakes no
@@ -223,16 +241,25 @@ func (p *symbolPrinter) answerAll(im *elf.Image, addrs []uint32) {
 	}
 	take(p.workers[0])
 	wg.Wait()
-	for _, b := range p.pieces[:n] {
-		p.out.Write(b)
+	for _, r := range p.answers {
+		p.out.Write(p.pieces[r.piece][r.off : r.off+r.n])
 	}
 }
 
-// answer appends the answers to addrs to b.
-func (w *answerWorker) answer(b []byte, im *elf.Image, addrs []uint32) []byte {
-	for _, addr := range addrs {
-		w.frames = im.AppendFrames(w.frames[:0], addr)
-		b = w.render(b, addr, w.frames)
+// answer renders the answers to piece k of the batch's keys into that
+// piece's buffer, which it returns, and notes where each is.
+func (w *answerWorker) answer(p *symbolPrinter, im *elf.Image, k int, keys []uint64) []byte {
+	b := p.pieces[k][:0]
+	var r answerRef
+	for j, key := range keys {
+		addr := uint32(key >> 32)
+		if j == 0 || addr != uint32(keys[j-1]>>32) {
+			w.frames = im.AppendFrames(w.frames[:0], addr)
+			off := len(b)
+			b = w.render(b, addr, w.frames)
+			r = answerRef{piece: uint32(k), off: uint32(off), n: uint32(len(b) - off)}
+		}
+		p.answers[uint32(key)] = r
 	}
 	return b
 }
