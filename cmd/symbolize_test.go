@@ -5,6 +5,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,13 @@ func testSymbolizeText(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	addrs := codeAddrs(t, im, "c_entry", "main", "other_entry")
+	// Then the same addresses shuffled, again and again, over more than
+	// one batch: a batch is answered in address order, each distinct
+	// address once, and the answers must still come in input order.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := len(addrs); len(addrs) < 2*maxBatch+pieceAddrs/2; {
+		addrs = append(addrs, addrs[rng.IntN(n)])
+	}
 	var in, llvmIn strings.Builder
 	for i, a := range addrs {
 		fmt.Fprintf(&llvmIn, "0x%x\n", a) // llvm-symbolizer wants the 0x
