@@ -25,6 +25,11 @@ type abbrev struct {
 	children bool
 	hasCode  bool // DW_AT_low_pc or DW_AT_ranges: a subprogram that may cover code
 	attrs    []abbrevAttr
+	// size is the bytes of a DIE's attributes when every form has a
+	// size fixed in its unit (most type DIEs), -1 otherwise: the scanner
+	// steps over those in one go. sibling is then where the
+	// DW_AT_sibling value starts among them (-1: none).
+	size, sibling int32
 }
 
 type abbrevAttr struct {
@@ -59,8 +64,39 @@ func (t *abbrevTable) get(code uint64) *abbrev {
 	return t.sparse[code]
 }
 
-// readAbbrevs reads the abbreviation table at off.
-func readAbbrevs(b []byte, off uint64) (*abbrevTable, error) {
+// formSize returns the size of a value of form in unit u, -1 if it
+// varies from value to value.
+func formSize(form uint64, u *unitHeader) int {
+	switch form {
+	case formFlagPresent, formImplicitConst:
+		return 0
+	case formData1, formFlag, formStrx1, formAddrx1, formRef1:
+		return 1
+	case formData2, formStrx2, formAddrx2, formRef2:
+		return 2
+	case formStrx3, formAddrx3:
+		return 3
+	case formData4, formRefSup4, formStrx4, formAddrx4, formRef4:
+		return 4
+	case formData8, formRefSig8, formRefSup8, formRef8:
+		return 8
+	case formData16:
+		return 16
+	case formAddr:
+		return u.addrSize
+	case formStrp, formLineStrp, formSecOffset, formStrpSup, formGNURefAlt, formGNUStrpAlt:
+		return u.offSize
+	case formRefAddr:
+		if u.version == 2 {
+			return u.addrSize
+		}
+		return u.offSize
+	}
+	return -1
+}
+
+// readAbbrevs reads the abbreviation table at off, for unit u.
+func readAbbrevs(b []byte, off uint64, u *unitHeader) (*abbrevTable, error) {
 	if off >= uint64(len(b)) {
 		return nil, fmt.Errorf("abbreviations at 0x%x past .debug_abbrev", off)
 	}
@@ -96,6 +132,18 @@ func readAbbrevs(b []byte, off uint64) (*abbrevTable, error) {
 	t := &abbrevTable{dense: make([]abbrev, 0, len(decls))}
 	for _, d := range decls {
 		d.a.attrs = attrs[d.start:d.end:d.end]
+		d.a.size, d.a.sibling = 0, -1
+		for _, at := range d.a.attrs {
+			n := int32(formSize(at.form, u))
+			if n < 0 {
+				d.a.size, d.a.sibling = -1, -1
+				break
+			}
+			if at.attr == dwarf.AttrSibling {
+				d.a.sibling = d.a.size
+			}
+			d.a.size += n
+		}
 		if d.code == uint64(len(t.dense))+1 {
 			t.dense = append(t.dense, d.a)
 			continue
@@ -177,6 +225,21 @@ func (s *dieScanner) next() (*abbrev, error) {
 	a := s.abbrevs.get(code)
 	if a == nil {
 		return nil, fmt.Errorf("DIE at 0x%x: unknown abbreviation %d", s.at, code)
+	}
+	if a.size >= 0 {
+		start := s.p
+		if a.sibling >= 0 {
+			s.p += uint64(a.sibling)
+			for _, at := range a.attrs {
+				if at.attr == dwarf.AttrSibling {
+					s.sibling = s.value(at.form, 0)
+					break
+				}
+			}
+			s.p = start
+		}
+		s.skip(int(a.size))
+		return a, s.err
 	}
 	for _, at := range a.attrs {
 		v := s.value(at.form, 0)

@@ -205,7 +205,7 @@ func (x *dwarfIndex) open(i int) *unitData {
 			}
 			u.unitHeader = h
 		}
-		ud.abbrevs, ud.err = readAbbrevs(x.sec.abbrev, u.abbrevOff)
+		ud.abbrevs, ud.err = readAbbrevs(x.sec.abbrev, u.abbrevOff, &u.unitHeader)
 		if ud.err != nil {
 			return
 		}
