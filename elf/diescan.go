@@ -305,45 +305,15 @@ func (s *dieScanner) skipChildren(a *abbrev, depth int) error {
 // value steps over one attribute value of the given form and returns it if
 // it is a unit-relative reference (for DW_AT_sibling), else 0.
 func (s *dieScanner) value(form uint64, indirections int) uint64 {
-	u := s.u
 	switch form {
-	case formFlagPresent, formImplicitConst:
-	case formData1, formFlag, formStrx1, formAddrx1:
-		s.skip(1)
-	case formRef1:
-		return uint64(s.fixed(1))
-	case formData2, formStrx2, formAddrx2:
-		s.skip(2)
-	case formRef2:
-		return uint64(s.fixed(2))
-	case formStrx3, formAddrx3:
-		s.skip(3)
-	case formData4, formRefSup4, formStrx4, formAddrx4:
-		s.skip(4)
-	case formRef4:
-		return uint64(s.fixed(4))
-	case formData8, formRefSig8, formRefSup8:
-		s.skip(8)
-	case formRef8:
-		return s.fixed(8)
-	case formData16:
-		s.skip(16)
-	case formAddr:
-		s.skip(u.addrSize)
+	case formRef1, formRef2, formRef4, formRef8:
+		return s.fixed(formSize(form, &s.u.unitHeader))
+	case formRefUdata:
+		return s.uleb()
 	case formSdata:
 		s.sleb()
 	case formUdata, formStrx, formAddrx, formLoclistx, formRnglistx, formGNUAddrIndex, formGNUStrIndex:
 		s.uleb()
-	case formRefUdata:
-		return s.uleb()
-	case formStrp, formLineStrp, formSecOffset, formStrpSup, formGNURefAlt, formGNUStrpAlt:
-		s.skip(u.offSize)
-	case formRefAddr:
-		if u.version == 2 {
-			s.skip(u.addrSize)
-		} else {
-			s.skip(u.offSize)
-		}
 	case formString:
 		for s.err == nil && s.byte() != 0 {
 		}
@@ -362,7 +332,11 @@ func (s *dieScanner) value(form uint64, indirections int) uint64 {
 			return s.value(s.uleb(), indirections+1)
 		}
 	default:
-		s.fail(fmt.Sprintf("unknown form 0x%x", form))
+		if n := formSize(form, &s.u.unitHeader); n >= 0 {
+			s.skip(n)
+		} else {
+			s.fail(fmt.Sprintf("unknown form 0x%x", form))
+		}
 	}
 	return 0
 }

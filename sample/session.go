@@ -956,60 +956,46 @@ type recordBlock struct {
 	stack          *[blockLen][]uint32
 }
 
-// column returns *col, allocating it when it is nil and v is not zero;
-// nil when it is nil and v is zero (nothing to store).
-func column[T uint16 | uint32 | []uint32](col **[blockLen]T, nonZero bool) *[blockLen]T {
-	if *col == nil && nonZero {
+// store puts v in slot i of *col, allocating the column when v is the
+// first value it needs to hold (set: v is not zero).
+func store[T uint16 | uint32 | []uint32](col **[blockLen]T, i uint32, v T, set bool) {
+	if *col == nil && !set {
+		return
+	}
+	if *col == nil {
 		*col = new([blockLen]T)
 	}
-	return *col
+	(*col)[i] = v
+}
+
+// load sets *v to slot i of col, if the block has that column.
+func load[T uint16 | uint32 | []uint32](col *[blockLen]T, i uint32, v *T) {
+	if col != nil {
+		*v = col[i]
+	}
 }
 
 func (b *recordBlock) has(i uint32) bool { return b.have[i/64]&(1<<(i%64)) != 0 }
 
 func (b *recordBlock) put(i uint32, r *Record) {
 	b.have[i/64] |= 1 << (i % 64)
-	if c := column(&b.pc, r.PC != 0); c != nil {
-		c[i] = r.PC
-	}
-	if c := column(&b.lr, r.LR != 0); c != nil {
-		c[i] = r.LR
-	}
-	if c := column(&b.exc, r.Exc != 0); c != nil {
-		c[i] = r.Exc
-	}
-	if c := column(&b.thread, r.Thread != 0); c != nil {
-		c[i] = r.Thread
-	}
-	if c := column(&b.sp, r.SP != 0); c != nil {
-		c[i] = r.SP
-	}
-	if c := column(&b.stack, r.Stack != nil); c != nil {
-		c[i] = r.Stack
-	}
+	store(&b.pc, i, r.PC, r.PC != 0)
+	store(&b.lr, i, r.LR, r.LR != 0)
+	store(&b.exc, i, r.Exc, r.Exc != 0)
+	store(&b.thread, i, r.Thread, r.Thread != 0)
+	store(&b.sp, i, r.SP, r.SP != 0)
+	store(&b.stack, i, r.Stack, r.Stack != nil)
 }
 
 // get returns the record in slot i, whose index is index.
 func (b *recordBlock) get(i, index uint32) Record {
 	r := Record{Index: index}
-	if b.pc != nil {
-		r.PC = b.pc[i]
-	}
-	if b.lr != nil {
-		r.LR = b.lr[i]
-	}
-	if b.exc != nil {
-		r.Exc = b.exc[i]
-	}
-	if b.thread != nil {
-		r.Thread = b.thread[i]
-	}
-	if b.sp != nil {
-		r.SP = b.sp[i]
-	}
-	if b.stack != nil {
-		r.Stack = b.stack[i]
-	}
+	load(b.pc, i, &r.PC)
+	load(b.lr, i, &r.LR)
+	load(b.exc, i, &r.Exc)
+	load(b.thread, i, &r.Thread)
+	load(b.sp, i, &r.SP)
+	load(b.stack, i, &r.Stack)
 	return r
 }
 
