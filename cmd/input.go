@@ -231,8 +231,14 @@ func (o *inputOptions) placeInput(s Streams, capture string) (*place.Input, *pro
 	if err != nil {
 		return nil, nil, err
 	}
+	busyPCs := make(map[uint32]int)
+	for _, st := range sym.Stacks {
+		if !st.Idle {
+			busyPCs[st.PC.Addr] += st.Count
+		}
+	}
 	in, warnings, err := place.FromImage(place.ImageSources{Image: sym.Image, Map: sym.Options.Map,
-		MapPath: src.mapFile, Board: sym.Board, Analysis: sym.Analyze()})
+		MapPath: src.mapFile, Board: sym.Board, Analysis: sym.Analyze(), BusyPCs: busyPCs})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,9 +3,11 @@
 package cmd
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/tcmprof/tcmprof/internal/atomicfile"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/sim"
 )
 
 type planOptions struct {
@@ -26,6 +29,8 @@ type planOptions struct {
 	outputs    []string
 	svg        string
 	minSamples int
+	objective  string
+	simJSON    string
 
 	// Set by validate: the layout the formats need and the budget in
 	// bytes (-1: all the free ITCM).
@@ -100,7 +105,45 @@ the default is all the ITCM the image leaves free.`,
 	f.StringArrayVarP(&o.outputs, "output", "o", nil, "file to write in the matching --format")
 	f.StringVar(&o.svg, "svg", "", "draw the benefit curve (share of busy samples against budget) as SVG")
 	f.IntVar(&o.minSamples, "min-samples", place.DefaultMinSamples, "fewest busy samples a function needs to be planned")
+	f.StringVar(&o.objective, "objective", string(place.DefaultObjective), "what the plan maximises: "+objectiveNames())
+	f.StringVar(&o.simJSON, "sim-json", "", "a `tcmprof sim --json` result of this image: the line fills the misses objective ranks by")
 	return c
+}
+
+func objectiveNames() string {
+	var names []string
+	for _, obj := range place.Objectives() {
+		names = append(names, string(obj))
+	}
+	return strings.Join(names, ", ")
+}
+
+// readSimMisses sets each function's Misses from a sim --json result of
+// the same image, matched by start address.
+func readSimMisses(path string, in *place.Input) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var res sim.Summary
+	if err := json.Unmarshal(data, &res); err != nil {
+		return fmt.Errorf("%s: not a tcmprof sim --json result: %w", path, err)
+	}
+	misses := make(map[uint32]uint64, len(res.Functions))
+	for _, f := range res.Functions {
+		misses[f.Addr] += f.Misses
+	}
+	matched := 0
+	for i := range in.Funcs {
+		if m, ok := misses[in.Funcs[i].Addr]; ok {
+			in.Funcs[i].Misses = int64(m)
+			matched++
+		}
+	}
+	if matched == 0 {
+		return fmt.Errorf("%s: no function of it starts where one of the image does: a result of another image?", path)
+	}
+	return nil
 }
 
 func runPlan(o *planOptions, s Streams) error {
@@ -122,7 +165,13 @@ func runPlan(o *planOptions, s Streams) error {
 	if slices.Contains(o.outputs, stdoutName) { // that file has standard output
 		summary = s.Err
 	}
-	plan, err := place.Build(in, place.Options{Budget: o.budgetBytes, Excludes: o.excludes, MinSamples: o.minSamples, Layout: o.layout})
+	if o.simJSON != "" {
+		if err := readSimMisses(o.simJSON, in); err != nil {
+			return err
+		}
+	}
+	plan, err := place.Build(in, place.Options{Budget: o.budgetBytes, Excludes: o.excludes, MinSamples: o.minSamples,
+		Layout: o.layout, Objective: place.Objective(o.objective)})
 	if err != nil {
 		return err
 	}
@@ -168,6 +217,12 @@ func (o *planOptions) validate() error {
 	}
 	if err := checkMinSamples(o.minSamples); err != nil {
 		return err
+	}
+	if !slices.Contains(place.Objectives(), place.Objective(o.objective)) {
+		return fmt.Errorf("unknown --objective %q (%s)", o.objective, objectiveNames())
+	}
+	if place.Objective(o.objective) == place.ObjectiveMisses && o.simJSON == "" {
+		return errors.New("--objective misses ranks by the line fills a model run measured: give --sim-json")
 	}
 	o.budgetBytes = -1
 	if o.budget != "" {

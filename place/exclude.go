@@ -180,7 +180,10 @@ func classify(m *model, i int, bootFrom []string, excludes []string, minSamples 
 		// Zephyr's gen_relocate_app.py only relocates sections whose name
 		// contains ".text."; keep both outputs consistent.
 		return ReasonNotText, "section " + f.Section
-	case f.Samples < minSamples:
+	}
+	// After the section checks, which a plain .text passes by ending the
+	// switch early: it needs its samples as much as any other.
+	if f.Samples < minSamples {
 		return ReasonFewSamples, fmt.Sprintf("%d < %d", f.Samples, minSamples)
 	}
 	return "", ""

@@ -36,6 +36,9 @@ type ImageSources struct {
 	Board   *elf.Board
 	// Analysis gives busy samples; nil leaves every count at 0 (verify).
 	Analysis *profile.Analysis
+	// BusyPCs are the busy samples by PC, from which Func.Stalls is
+	// estimated; nil leaves every estimate at 0.
+	BusyPCs map[uint32]int
 }
 
 // Pin reasons the adapter sets.
@@ -148,6 +151,9 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 				}
 				pf.Align = align
 			}
+		}
+		if pf.Samples > 0 && !in.InITCM(pf.Addr) && src.BusyPCs != nil {
+			pf.Stalls = StallSamples(elf.Instructions(src.Image.Bytes, fn.Addr, fn.Size), src.BusyPCs, src.Board.ICache.LineSize)
 		}
 		in.Funcs = append(in.Funcs, pf)
 	}

@@ -76,6 +76,13 @@ type Func struct {
 	Region  string         `json:"region,omitempty"`
 	Kind    elf.RegionKind `json:"kind,omitempty"`
 	Samples int            `json:"samples"` // busy samples whose PC falls in the function
+	// Stalls is the estimate of how many of Samples are instruction-fetch
+	// stalls (StallSamples): what moving the function to ITCM removes.
+	Stalls float64 `json:"stalls,omitempty"`
+	// Misses is what a model run of this image measured: the line fills
+	// charged to the function (tcmprof sim --json). 0 when unknown; only
+	// the misses objective, the reference that needs a trace, reads it.
+	Misses int64 `json:"misses,omitempty"`
 	// Pin, when not empty, says why the function must never move (e.g.
 	// "vector table", "veneer", "sampler code"). The planner also pins
 	// boot-critical code by itself (see Input.BootRoots).

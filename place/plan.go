@@ -5,6 +5,8 @@ package place
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 )
 
@@ -28,11 +30,12 @@ type Entry struct {
 	Size    uint32  `json:"size"`
 	Align   uint32  `json:"align"`
 	Samples int     `json:"samples"`
+	Stalls  float64 `json:"stalls,omitempty"` // estimated stall samples (Func.Stalls)
 }
 
 func entryOf(f *Func) Entry {
 	return Entry{Key: f.Key, Symbol: f.Symbol, Section: f.Section, Object: f.Object,
-		Archive: f.Archive, Addr: f.Addr, Size: f.Size, Align: f.Align, Samples: f.Samples}
+		Archive: f.Archive, Addr: f.Addr, Size: f.Size, Align: f.Align, Samples: f.Samples, Stalls: f.Stalls}
 }
 
 // Prediction is what a selection is expected to do.
@@ -41,6 +44,12 @@ type Prediction struct {
 	Functions int     `json:"functions"`
 	Samples   int     `json:"samples"` // busy samples in the moved functions
 	Share     float64 `json:"share"`   // Samples / BusySamples
+	// Stalls is the estimated stall samples of the moved functions
+	// (Func.Stalls): the busy time ITCM removes. StallShare is Stalls /
+	// BusySamples, so the rebuilt image is predicted to take 1 - StallShare
+	// of the time it takes now for the same work.
+	Stalls     float64 `json:"stalls"`
+	StallShare float64 `json:"stall_share"`
 	// ITCMUsed is the predicted ITCM use of the rebuilt image.
 	ITCMUsed int64 `json:"itcm_used"`
 	// Veneers is the predicted number of long-branch veneers in the rebuilt
@@ -48,7 +57,9 @@ type Prediction struct {
 	Veneers int `json:"veneers"`
 }
 
-// CurvePoint is the best plan at one budget, exact and greedy.
+// CurvePoint is the best plan at one budget: the plan's objective (Exact:
+// the exact knapsack for samples and stalls, the greedy ranking for
+// density and misses) and density-greedy.
 type CurvePoint struct {
 	Budget  uint32     `json:"budget"`
 	Exact   Prediction `json:"exact"`
@@ -56,16 +67,66 @@ type CurvePoint struct {
 	Greedy  Prediction `json:"greedy"`
 }
 
+// Objective is what a plan maximises within its budget.
+type Objective string
+
+// The objectives. Stalls and samples are solved exactly (knapsack over
+// the exact ITCM cost); density and misses are rankings taken greedily.
+const (
+	// ObjectiveStalls: the estimated stall samples moved (Func.Stalls),
+	// then the busy samples; from a capture alone.
+	ObjectiveStalls Objective = "stalls"
+	// ObjectiveSamples: the busy samples moved.
+	ObjectiveSamples Objective = "samples"
+	// ObjectiveDensity: busy samples per byte, densest first (the Teensy
+	// report's method, and the classic baseline).
+	ObjectiveDensity Objective = "density"
+	// ObjectiveMisses: line fills per byte as a model run of this image
+	// measured them (Func.Misses), most first: the reference a plan made
+	// from samples is judged against; it needs the trace a board can not
+	// give.
+	ObjectiveMisses Objective = "misses"
+)
+
+// DefaultObjective is the objective of a plan that names none.
+const DefaultObjective = ObjectiveSamples
+
+// Objectives lists the objectives, the default first.
+func Objectives() []Objective {
+	return []Objective{ObjectiveSamples, ObjectiveStalls, ObjectiveDensity, ObjectiveMisses}
+}
+
+// exact reports whether the objective is solved as a knapsack rather
+// than taken greedily.
+func (o Objective) exact() bool { return o == ObjectiveSamples || o == ObjectiveStalls }
+
+// value is what a function is worth to the objective (see the constants).
+// Stall estimates are counted in whole samples, each worth more than all
+// the busy samples together, so samples only break ties among functions
+// with equal estimated stalls.
+func (o Objective) value(busy int) func(*Func) int64 {
+	switch o {
+	case ObjectiveStalls:
+		return func(f *Func) int64 { return int64(math.Round(f.Stalls))*int64(busy+1) + int64(f.Samples) }
+	case ObjectiveMisses:
+		return func(f *Func) int64 { return f.Misses }
+	}
+	return func(f *Func) int64 { return int64(f.Samples) }
+}
+
 // Plan is the result of planning, and the input of every rendering and of
 // verify.
 type Plan struct {
-	Version   int    `json:"version"`
-	BuildID   string `json:"build_id,omitempty"`
-	Layout    Layout `json:"layout"`
-	ITCMStart uint32 `json:"itcm_start"`
-	ITCMSize  uint32 `json:"itcm_size"`
-	ITCMUsed  uint32 `json:"itcm_used"` // fixed use before the plan
-	Budget    uint32 `json:"budget"`
+	Version int    `json:"version"`
+	BuildID string `json:"build_id,omitempty"`
+	Layout  Layout `json:"layout"`
+	// Objective is what the plan maximised; empty in plans written before
+	// there was a choice, which maximised samples.
+	Objective Objective `json:"objective,omitempty"`
+	ITCMStart uint32    `json:"itcm_start"`
+	ITCMSize  uint32    `json:"itcm_size"`
+	ITCMUsed  uint32    `json:"itcm_used"` // fixed use before the plan
+	Budget    uint32    `json:"budget"`
 	// BlockAlign is the alignment the moved block starts at; the ld
 	// fragment begins with ". = ALIGN(BlockAlign)".
 	BlockAlign  uint32 `json:"block_align"`
@@ -79,8 +140,9 @@ type Plan struct {
 	Entries  []Entry     `json:"entries"`
 	Excluded []Exclusion `json:"excluded"`
 	// Prediction is for Entries. Optimal says the search proved no
-	// selection within Budget covers more samples under the cost model;
-	// UpperBound bounds what any selection can cover either way.
+	// selection within Budget is worth more to the objective under the
+	// cost model; UpperBound bounds what any selection can be worth either
+	// way (in the objective's values; 0 for a greedy objective).
 	Prediction Prediction   `json:"prediction"`
 	Optimal    bool         `json:"optimal"`
 	UpperBound int          `json:"upper_bound"`
@@ -99,6 +161,8 @@ type Options struct {
 	// means DefaultMinSamples.
 	MinSamples int
 	Layout     Layout // LayoutLD when empty
+	// Objective is what to maximise; DefaultObjective when empty.
+	Objective Objective
 	// CurveBudgets are the budgets of the benefit curve; nil means every
 	// 4 KiB (coarser above 128 KiB, at most 33 points) from 0 to the free
 	// ITCM, plus the free ITCM itself.
@@ -120,6 +184,9 @@ func (p *Plan) Validate() error {
 	}
 	if p.Layout != LayoutLD && p.Layout != LayoutZephyr {
 		return fmt.Errorf("place: plan has unknown layout %q", p.Layout)
+	}
+	if p.Objective != "" && !slices.Contains(Objectives(), p.Objective) {
+		return fmt.Errorf("place: plan has unknown objective %q", p.Objective)
 	}
 	if p.BlockAlign == 0 || p.BlockAlign&(p.BlockAlign-1) != 0 {
 		return fmt.Errorf("place: plan block alignment %d is not a power of two", p.BlockAlign)
@@ -158,6 +225,15 @@ func Build(in *Input, opt Options) (*Plan, error) {
 	if opt.SearchNodes <= 0 {
 		opt.SearchNodes = DefaultSearchNodes
 	}
+	if opt.Objective == "" {
+		opt.Objective = DefaultObjective
+	}
+	if !slices.Contains(Objectives(), opt.Objective) {
+		return nil, fmt.Errorf("place: unknown objective %q", opt.Objective)
+	}
+	if opt.Objective == ObjectiveMisses && !slices.ContainsFunc(in.Funcs, func(f Func) bool { return f.Misses > 0 }) {
+		return nil, errors.New("place: the misses objective needs the misses a model run of this image measured, and no function has any")
+	}
 	free := in.ITCMSize - in.ITCMUsed
 	budget := uint32(opt.Budget)
 	switch {
@@ -169,7 +245,7 @@ func Build(in *Input, opt Options) (*Plan, error) {
 
 	m := newModel(in)
 	plan := &Plan{
-		Version: PlanVersion, BuildID: in.BuildID, Layout: opt.Layout,
+		Version: PlanVersion, BuildID: in.BuildID, Layout: opt.Layout, Objective: opt.Objective,
 		ITCMStart: in.ITCMStart, ITCMSize: in.ITCMSize, ITCMUsed: in.ITCMUsed,
 		Budget: budget, BusySamples: in.BusySamples, MinSamples: opt.MinSamples,
 		VeneersBefore: m.veneers(nil),
@@ -220,12 +296,23 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		return nil, fmt.Errorf("place: %d candidates × %d bytes of budget need %d MiB for the exact layout table; lower --budget or raise --min-samples",
 			len(cands), largest, bits/8>>20)
 	}
-	p := newProblem(m, cands)
-	table := p.layoutTable(int64(largest))
-	sel, optimal, upper := p.solve(table, int64(budget), opt.SearchNodes)
+	p := newProblem(m, cands, opt.Objective.value(in.BusySamples))
+	density := newProblem(m, cands, ObjectiveDensity.value(in.BusySamples))
+	// plan selects at one budget with the objective's method.
+	var table *layoutTable
+	if opt.Objective.exact() {
+		table = p.layoutTable(int64(largest))
+	}
+	plan1 := func(b uint32, nodes int) (sel []bool, optimal bool, upper int64) {
+		if table == nil {
+			return p.greedy(int64(b)), false, 0
+		}
+		return p.solve(table, int64(b), nodes)
+	}
+	sel, optimal, upper := plan1(budget, opt.SearchNodes)
 	plan.Prediction = predict(p, sel)
 	plan.Optimal, plan.UpperBound = optimal, int(upper)
-	plan.Greedy = predict(p, p.greedy(int64(budget)))
+	plan.Greedy = predict(p, density.greedy(int64(budget)))
 	for k, s := range sel {
 		if s {
 			plan.Entries = append(plan.Entries, entryOf(&in.Funcs[cands[k]]))
@@ -233,9 +320,9 @@ func Build(in *Input, opt Options) (*Plan, error) {
 	}
 
 	for _, b := range budgets {
-		s, proven, _ := p.solve(table, int64(b), max(opt.SearchNodes/50, 1))
+		s, proven, _ := plan1(b, max(opt.SearchNodes/50, 1))
 		point := CurvePoint{Budget: b, Exact: predict(p, s), Optimal: proven}
-		point.Greedy = predict(p, p.greedy(int64(b)))
+		point.Greedy = predict(p, density.greedy(int64(b)))
 		plan.Curve = append(plan.Curve, point)
 	}
 	return plan, nil
@@ -244,10 +331,13 @@ func Build(in *Input, opt Options) (*Plan, error) {
 func predict(p *problem, sel []bool) Prediction {
 	c := p.cost(sel)
 	pr := Prediction{Cost: c}
+	fs := p.m.in.Funcs
 	for k, s := range sel {
 		if s {
+			f := &fs[p.order[k]]
 			pr.Functions++
-			pr.Samples += int(p.value[k])
+			pr.Samples += f.Samples
+			pr.Stalls += f.Stalls
 			p.inPlan[p.order[k]] = true
 		}
 	}
@@ -257,6 +347,7 @@ func predict(p *problem, sel []bool) Prediction {
 	}
 	if bs := p.m.in.BusySamples; bs > 0 {
 		pr.Share = float64(pr.Samples) / float64(bs)
+		pr.StallShare = pr.Stalls / float64(bs)
 	}
 	pr.ITCMUsed = int64(p.m.in.ITCMUsed) + c.Bytes
 	return pr

@@ -13,20 +13,20 @@ import (
 const DefaultSearchNodes = 200_000
 
 // problem is one knapsack instance: the candidates in emission order, their
-// values (busy samples) and the ITCM budget in bytes.
+// values (what the objective counts) and the ITCM budget in bytes.
 type problem struct {
 	m      *model
 	order  []int   // function indices in emission order
-	value  []int64 // busy samples of order[k]
+	value  []int64 // the objective's value of order[k]
 	budget int64   // of the selection being solved for
 	inPlan []bool  // scratch over all functions, only order members are ever set
 }
 
-func newProblem(m *model, order []int) *problem {
+func newProblem(m *model, order []int, value func(*Func) int64) *problem {
 	p := &problem{m: m, order: order, inPlan: make([]bool, len(m.in.Funcs))}
 	p.value = make([]int64, len(order))
 	for k, i := range order {
-		p.value[k] = int64(m.in.Funcs[i].Samples)
+		p.value[k] = value(&m.in.Funcs[i])
 	}
 	return p
 }
@@ -124,9 +124,10 @@ func (t *layoutTable) selection(x int64) []bool {
 	return sel
 }
 
-// greedy takes candidates by density (samples per byte), densest first,
-// each one if the exact cost of the grown set still fits: the classic
-// baseline (Steinke et al. 2002) the exact plan is compared with.
+// greedy takes candidates by value per byte, densest first, each one if
+// the exact cost of the grown set still fits. With samples as the value it
+// is the classic baseline (Steinke et al. 2002) the exact plan is compared
+// with, and the Teensy report's method; candidates without value stay out.
 func (p *problem) greedy(budget int64) []bool {
 	p.budget = budget
 	fs := p.m.in.Funcs
@@ -135,11 +136,14 @@ func (p *problem) greedy(budget int64) []bool {
 		byDensity[k] = k
 	}
 	sort.SliceStable(byDensity, func(a, b int) bool {
-		fa, fb := &fs[p.order[byDensity[a]]], &fs[p.order[byDensity[b]]]
-		return int64(fa.Samples)*int64(fb.Size) > int64(fb.Samples)*int64(fa.Size)
+		ka, kb := byDensity[a], byDensity[b]
+		return p.value[ka]*int64(fs[p.order[kb]].Size) > p.value[kb]*int64(fs[p.order[ka]].Size)
 	})
 	sel := make([]bool, len(p.order))
 	for _, k := range byDensity {
+		if p.value[k] <= 0 {
+			continue
+		}
 		sel[k] = true
 		if !p.feasible(sel) {
 			sel[k] = false

@@ -114,7 +114,7 @@ func TestLayoutDPIsExact(t *testing.T) {
 			total += int64(in.Funcs[i].Size) + 8
 		}
 		budget := rng.Int63n(total + 1)
-		p := newProblem(m, cands)
+		p := newProblem(m, cands, ObjectiveSamples.value(in.BusySamples))
 		p.budget = budget
 		sel := p.layoutTable(budget).selection(budget)
 		if got := p.cost(sel).Bytes; got > budget {
@@ -140,7 +140,7 @@ func TestSolveIsExactWithVeneers(t *testing.T) {
 			total += int64(in.Funcs[i].Size) + 16
 		}
 		budget := rng.Int63n(total + 1)
-		p := newProblem(m, cands)
+		p := newProblem(m, cands, ObjectiveSamples.value(in.BusySamples))
 		table := p.layoutTable(budget)
 		sel, optimal, upper := p.solve(table, budget, DefaultSearchNodes)
 		if !optimal {
