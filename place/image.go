@@ -14,6 +14,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/profile"
+	"github.com/tcmprof/tcmprof/sim"
 )
 
 // This file fills an Input from real build artefacts: the linked ELF (its
@@ -76,7 +77,8 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		return nil, nil, fmt.Errorf("place: board %s has no ITCM region", src.Board.Name)
 	}
 	f := src.Image.File()
-	in := &Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size)}
+	in := &Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size),
+		ICache: src.Board.ICache, FillPenalty: sim.DefaultPenalty}
 	if id, err := elf.BuildID(f); err == nil && len(id) > 0 {
 		in.BuildID = hex.EncodeToString(id)
 	}
@@ -153,7 +155,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 			}
 		}
 		if pf.Samples > 0 && !in.InITCM(pf.Addr) && src.BusyPCs != nil {
-			pf.Stalls = StallSamples(elf.Instructions(src.Image.Bytes, fn.Addr, fn.Size), src.BusyPCs, src.Board.ICache.LineSize)
+			pf.Stalls, pf.Lines = stallLines(elf.Instructions(src.Image.Bytes, fn.Addr, fn.Size), src.BusyPCs, src.Board.ICache.LineSize)
 		}
 		in.Funcs = append(in.Funcs, pf)
 	}

@@ -79,6 +79,9 @@ type Func struct {
 	// Stalls is the estimate of how many of Samples are instruction-fetch
 	// stalls (StallSamples): what moving the function to ITCM removes.
 	Stalls float64 `json:"stalls,omitempty"`
+	// Lines split the estimate over the function's sampled cache lines,
+	// for the cache-pressure prediction of the code left in flash.
+	Lines []LineHeat `json:"lines,omitempty"`
 	// Misses is what a model run of this image measured: the line fills
 	// charged to the function (tcmprof sim --json). 0 when unknown; only
 	// the misses objective, the reference that needs a trace, reads it.
@@ -130,6 +133,12 @@ type Input struct {
 	// count with all their calls. Empty: every root's calls count.
 	BootCopies []string
 	BuildID    string // hex GNU build-id of the image, recorded in the Plan
+	// ICache is the board's instruction cache and FillPenalty the cycles
+	// a line fill from flash costs (sim.DefaultPenalty): with Func.Lines
+	// they predict how the cache treats the code a plan leaves in flash.
+	// A zero geometry leaves the prediction out.
+	ICache      elf.CacheGeometry
+	FillPenalty float64
 }
 
 // InRange reports whether addr lies in the size bytes from start.

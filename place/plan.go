@@ -298,6 +298,8 @@ func Build(in *Input, opt Options) (*Plan, error) {
 	}
 	p := newProblem(m, cands, opt.Objective.value(in.BusySamples))
 	density := newProblem(m, cands, ObjectiveDensity.value(in.BusySamples))
+	p.pressure = newPressure(in)
+	density.pressure = p.pressure
 	// plan selects at one budget with the objective's method.
 	var table *layoutTable
 	if opt.Objective.exact() {
@@ -307,7 +309,14 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		if table == nil {
 			return p.greedy(int64(b)), false, 0
 		}
-		return p.solve(table, int64(b), nodes)
+		sel, optimal, upper = p.solve(table, int64(b), nodes)
+		if opt.Objective == ObjectiveStalls && p.pressure != nil {
+			// The knapsack counts each function's own stalls; the
+			// prediction also sees the code left behind.
+			p.pressure.refine(p, sel, int64(b), nodes/10, density.greedy(int64(b)))
+			optimal = false
+		}
+		return sel, optimal, upper
 	}
 	sel, optimal, upper := plan1(budget, opt.SearchNodes)
 	plan.Prediction = predict(p, sel)
@@ -342,6 +351,10 @@ func predict(p *problem, sel []bool) Prediction {
 		}
 	}
 	pr.Veneers = p.m.veneers(p.inPlan)
+	if p.pressure != nil {
+		// Its own stalls and those of the code it relieves.
+		pr.Stalls = p.pressure.total - p.pressure.remaining(p.inPlan, c.Bytes)
+	}
 	for _, i := range p.order {
 		p.inPlan[i] = false
 	}

@@ -20,6 +20,9 @@ type problem struct {
 	value  []int64 // the objective's value of order[k]
 	budget int64   // of the selection being solved for
 	inPlan []bool  // scratch over all functions, only order members are ever set
+	// pressure, when the input has line heat, predicts the stalls left in
+	// flash (Prediction.Stalls and the stalls objective's refinement).
+	pressure *pressure
 }
 
 func newProblem(m *model, order []int, value func(*Func) int64) *problem {

@@ -27,8 +27,25 @@ const stallFollowers = 4
 // busy samples by PC, line the I-cache line size. The estimate lies in
 // [0, the function's samples]; it is 0 for code that runs from a TCM.
 func StallSamples(insns []elf.Instruction, samples map[uint32]int, line uint32) float64 {
+	total, _ := stallLines(insns, samples, line)
+	return total
+}
+
+// LineHeat is what the samples say about one cache line of a flash
+// function: the stall samples estimated on its line entries (Stalls, at
+// least 0) and the execution samples of those entries (Entries: how often
+// the line is entered, in samples of one instruction; a line that missed
+// on every entry would stall about penalty × Entries samples).
+type LineHeat struct {
+	Addr    uint32  `json:"addr"` // the line's address in the planned-from image
+	Stalls  float64 `json:"stalls"`
+	Entries float64 `json:"entries"`
+}
+
+// stallLines is StallSamples with the estimate split by cache line.
+func stallLines(insns []elf.Instruction, samples map[uint32]int, line uint32) (float64, []LineHeat) {
 	if len(insns) == 0 || line == 0 {
-		return 0
+		return 0, nil
 	}
 	lineOf := func(a uint32) uint32 { return a / line }
 	farTarget := make(map[uint32]bool)
@@ -54,14 +71,25 @@ func StallSamples(insns []elf.Instruction, samples map[uint32]int, line uint32) 
 		}
 	}
 	if total == 0 {
-		return 0
+		return 0, nil
 	}
 	mean := 0.0
 	if restCount > 0 {
 		mean = float64(rest) / float64(restCount)
 	}
 	var stalls float64
+	var lines []LineHeat
+	sampled := make([]bool, 0, len(insns)/8)
 	for i, in := range insns {
+		// An instruction's heat goes to the line it ends in: a miss on
+		// the line it starts in would have come at an earlier entry.
+		addr := (in.Addr + in.Size - 1) / line * line
+		if len(lines) == 0 || lines[len(lines)-1].Addr != addr {
+			lines = append(lines, LineHeat{Addr: addr})
+			sampled = append(sampled, false)
+		}
+		l := &lines[len(lines)-1]
+		sampled[len(lines)-1] = sampled[len(lines)-1] || samples[in.Addr] > 0
 		if !entry[i] {
 			continue
 		}
@@ -75,12 +103,24 @@ func StallSamples(insns []elf.Instruction, samples map[uint32]int, line uint32) 
 				}
 			}
 		}
-		own := float64(samples[in.Addr])
+		own, runs := float64(samples[in.Addr]), mean
 		if n > 0 {
-			stalls += own - float64(rate)/float64(n)
-		} else {
-			stalls += own - mean
+			runs = float64(rate) / float64(n)
+		}
+		stalls += own - runs
+		l.Stalls += own - runs
+		l.Entries += runs
+	}
+	// Only lines with samples are known to run.
+	kept := lines[:0]
+	for i, l := range lines {
+		if sampled[i] {
+			kept = append(kept, l)
 		}
 	}
-	return min(max(stalls, 0), float64(total))
+	lines = kept
+	for i := range lines {
+		lines[i].Stalls = max(lines[i].Stalls, 0)
+	}
+	return min(max(stalls, 0), float64(total)), lines
 }
