@@ -78,7 +78,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 	}
 	f := src.Image.File()
 	in := &Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size),
-		ICache: src.Board.ICache, FillPenalty: sim.DefaultPenalty}
+		ICache: src.Board.ICache, FillPenalty: sim.DefaultPenalty, Shift: flashShift(f, itcm)}
 	if id, err := elf.BuildID(f); err == nil && len(id) > 0 {
 		in.BuildID = hex.EncodeToString(id)
 	}
@@ -221,6 +221,38 @@ func itcmRegion(b *elf.Board) (elf.Region, bool) {
 		}
 	}
 	return elf.Region{}, false
+}
+
+// flashShift finds the ITCM code section's load image in flash and the
+// code section that follows it (the layout of the demo's linker script:
+// .itcm AT> FLASH, then .text); zero when the image has no such pair.
+func flashShift(f *goelf.File, itcm elf.Region) FlashShift {
+	var load FlashShift
+	for _, s := range f.Sections {
+		if s.Flags&goelf.SHF_EXECINSTR == 0 || s.Size == 0 || !InRange(uint32(s.Addr), itcm.Start, itcm.Size) {
+			continue
+		}
+		for _, prog := range f.Progs {
+			if prog.Type == goelf.PT_LOAD && s.Addr >= prog.Vaddr && s.Addr < prog.Vaddr+prog.Memsz && prog.Paddr != prog.Vaddr {
+				load = FlashShift{Load: uint32(prog.Paddr + s.Addr - prog.Vaddr), Size: uint32(s.Size)}
+			}
+		}
+	}
+	if load.Size == 0 {
+		return FlashShift{}
+	}
+	end := uint64(load.Load) + uint64(load.Size)
+	var next *goelf.Section
+	for _, s := range f.Sections {
+		if s.Flags&goelf.SHF_EXECINSTR != 0 && s.Size > 0 && s.Addr >= end && (next == nil || s.Addr < next.Addr) {
+			next = s
+		}
+	}
+	if next == nil || next.Addr-end >= max(next.Addralign, 1) {
+		return FlashShift{} // something else lies between them
+	}
+	load.CodeStart, load.CodeAlign = uint32(next.Addr), uint32(max(next.Addralign, 1))
+	return load
 }
 
 // ITCMUsed is the bytes from start to the end of the last allocated

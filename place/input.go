@@ -139,6 +139,17 @@ type Input struct {
 	// A zero geometry leaves the prediction out.
 	ICache      elf.CacheGeometry
 	FillPenalty float64
+	// Shift says where the code in flash moves when the ITCM block grows;
+	// zero when unknown (then only the moved bytes before code shift it).
+	Shift FlashShift
+}
+
+// FlashShift is how the ITCM output section's load image sits in flash
+// before the code: it starts at Load and holds Size bytes (in 8-byte
+// steps); the code section after it (.text) starts at the first multiple
+// of CodeAlign after it, at CodeStart now.
+type FlashShift struct {
+	Load, Size, CodeStart, CodeAlign uint32
 }
 
 // InRange reports whether addr lies in the size bytes from start.

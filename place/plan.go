@@ -70,11 +70,17 @@ type CurvePoint struct {
 // Objective is what a plan maximises within its budget.
 type Objective string
 
-// The objectives. Stalls and samples are solved exactly (knapsack over
-// the exact ITCM cost); density and misses are rankings taken greedily.
+// The objectives. Samples is solved exactly (knapsack over the exact ITCM
+// cost); density and misses are rankings taken greedily; stalls chooses
+// among both kinds.
 const (
-	// ObjectiveStalls: the estimated stall samples moved (Func.Stalls),
-	// then the busy samples; from a capture alone.
+	// ObjectiveStalls: the fewest stall samples predicted from the
+	// capture alone. Three plans are made: the exact knapsack on each
+	// function's estimated stalls (Func.Stalls, then busy samples),
+	// greedy by estimated stalls per byte, and density-greedy; the one
+	// whose relinked image the cache-pressure prediction (see pressure)
+	// gives the fewest stalls wins, density on a tie. Without line heat
+	// (Func.Lines) it is the knapsack.
 	ObjectiveStalls Objective = "stalls"
 	// ObjectiveSamples: the busy samples moved.
 	ObjectiveSamples Objective = "samples"
@@ -312,9 +318,10 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		sel, optimal, upper = p.solve(table, int64(b), nodes)
 		if opt.Objective == ObjectiveStalls && p.pressure != nil {
 			// The knapsack counts each function's own stalls; the
-			// prediction also sees the code left behind.
-			p.pressure.refine(p, sel, int64(b), nodes/10, density.greedy(int64(b)))
-			optimal = false
+			// prediction also sees the code left behind. Density first:
+			// it wins ties.
+			sel = p.pressure.choose(p, int64(b), density.greedy(int64(b)), sel, p.greedy(int64(b)))
+			optimal, upper = false, 0
 		}
 		return sel, optimal, upper
 	}

@@ -79,17 +79,14 @@ func stallLines(insns []elf.Instruction, samples map[uint32]int, line uint32) (f
 	}
 	var stalls float64
 	var lines []LineHeat
-	sampled := make([]bool, 0, len(insns)/8)
 	for i, in := range insns {
 		// An instruction's heat goes to the line it ends in: a miss on
 		// the line it starts in would have come at an earlier entry.
 		addr := (in.Addr + in.Size - 1) / line * line
 		if len(lines) == 0 || lines[len(lines)-1].Addr != addr {
 			lines = append(lines, LineHeat{Addr: addr})
-			sampled = append(sampled, false)
 		}
 		l := &lines[len(lines)-1]
-		sampled[len(lines)-1] = sampled[len(lines)-1] || samples[in.Addr] > 0
 		if !entry[i] {
 			continue
 		}
@@ -111,14 +108,6 @@ func stallLines(insns []elf.Instruction, samples map[uint32]int, line uint32) (f
 		l.Stalls += own - runs
 		l.Entries += runs
 	}
-	// Only lines with samples are known to run.
-	kept := lines[:0]
-	for i, l := range lines {
-		if sampled[i] {
-			kept = append(kept, l)
-		}
-	}
-	lines = kept
 	for i := range lines {
 		lines[i].Stalls = max(lines[i].Stalls, 0)
 	}
