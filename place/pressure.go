@@ -153,17 +153,22 @@ func (pr *pressure) remaining(inPlan []bool, added int64) float64 {
 	return left
 }
 
-// choose returns the plan among plans (selections over p.order) with the
-// fewest predicted stalls left in flash whose exact cost fits budget; a
-// tie goes to the earlier one. It chooses among a few plans made by other
-// rules rather than searching: a search over thousands of selections
-// finds the ones whose stalls the prediction underestimates most (on the
-// demo at 4 KB, a searched plan predicted at 54,000 cycles per echo ran
-// at 64,000), while for plans made without it the prediction is within a
-// few percent.
+// choose returns the plan among plans (selections over p.order, the
+// first the incumbent) with the fewest predicted stalls left in flash
+// whose exact cost fits budget. A plan replaces the incumbent only when it
+// is predicted better by more than twice the sampling error of the
+// difference: the square root of the busy samples of the functions the two
+// plans do not share (a Poisson count's standard deviation), since those
+// are what the difference is estimated from. It chooses among a few plans
+// made by other rules rather than searching: a search over thousands of
+// selections finds the ones whose stalls the prediction underestimates
+// most (on the demo at 4 KB, a searched plan predicted at 54,000 cycles
+// per echo ran at 64,000), while for plans made without it the prediction
+// is within a few percent.
 func (pr *pressure) choose(p *problem, budget int64, plans ...[]bool) []bool {
 	var best []bool
 	bestLeft := math.Inf(1)
+	fs := p.m.in.Funcs
 	for _, sel := range plans {
 		c := p.cost(sel)
 		if c.Bytes > budget {
@@ -176,7 +181,17 @@ func (pr *pressure) choose(p *problem, budget int64, plans ...[]bool) []bool {
 		for _, i := range p.order {
 			p.inPlan[i] = false
 		}
-		if left < bestLeft {
+		margin := 0.0
+		if best != nil {
+			differ := 0
+			for k, i := range p.order {
+				if sel[k] != best[k] {
+					differ += fs[i].Samples
+				}
+			}
+			margin = 2 * math.Sqrt(float64(differ))
+		}
+		if left < bestLeft-margin {
 			best, bestLeft = sel, left
 		}
 	}
