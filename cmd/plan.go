@@ -44,6 +44,7 @@ const (
 	formatLD     = "ld"
 	formatList   = "list"
 	formatJSON   = "json"
+	formatCurve  = "curve"
 )
 
 func newPlanCmd(s Streams, runF func(*planOptions, Streams) error) *cobra.Command {
@@ -82,6 +83,9 @@ writes to standard output, and the summary goes to standard error):
           written beside it, with the extension replaced by .conf
           (-o itcm.cmake also writes itcm.conf)
   list    one function per line: symbol, section, object, source
+  curve   the benefit curve: per budget, the samples the plan and
+          density-greedy move and the cycles they are predicted to take
+          (per unit of work for a capture tcmprof sim modelled)
 The padding is predicted for the layout of the chosen format, so ld and
 zephyr can not be asked for in one run. Entries a format can not express are
 listed on stderr. Files are written atomically.
@@ -101,9 +105,9 @@ the default is all the ITCM the image leaves free.`,
 	f := c.Flags()
 	f.StringVar(&o.budget, "budget", "", "ITCM bytes the plan may add, e.g. 32K or 24576 (default: all the free ITCM)")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "glob of functions never to move (symbol, base name, source path or file name); repeatable")
-	f.StringArrayVar(&o.formats, "format", nil, "output format: zephyr, ld, list or json; pairs with the -o that follows")
+	f.StringArrayVar(&o.formats, "format", nil, "output format: zephyr, ld, list, json or curve; pairs with the -o that follows")
 	f.StringArrayVarP(&o.outputs, "output", "o", nil, "file to write in the matching --format")
-	f.StringVar(&o.svg, "svg", "", "draw the benefit curve (share of busy samples against budget) as SVG")
+	f.StringVar(&o.svg, "svg", "", "draw the benefit curve (busy samples moved and predicted cycles against budget) as SVG")
 	f.IntVar(&o.minSamples, "min-samples", place.DefaultMinSamples, "fewest busy samples a function needs to be planned")
 	f.StringVar(&o.objective, "objective", string(place.DefaultObjective), "what the plan maximises: "+objectiveNames())
 	f.StringVar(&o.simJSON, "sim-json", "", "a `tcmprof sim --json` result of this image: the line fills the misses objective ranks by")
@@ -170,8 +174,12 @@ func runPlan(o *planOptions, s Streams) error {
 			return err
 		}
 	}
+	var cyclesPerUnit float64
+	if m := sym.Capture.Model; m != nil && m.Units > 0 {
+		cyclesPerUnit = float64(m.Cycles) / float64(m.Units)
+	}
 	plan, err := place.Build(in, place.Options{Budget: o.budgetBytes, Excludes: o.excludes, MinSamples: o.minSamples,
-		Layout: o.layout, Objective: place.Objective(o.objective)})
+		Layout: o.layout, Objective: place.Objective(o.objective), CyclesPerUnit: cyclesPerUnit})
 	if err != nil {
 		return err
 	}
@@ -202,7 +210,7 @@ func runPlan(o *planOptions, s Streams) error {
 	}
 	if o.svg != "" {
 		title := fmt.Sprintf("ITCM benefit curve, build-id %s", plan.BuildID)
-		if err := atomicfile.Write(o.svg, func(w io.Writer) error { return place.RenderCurveSVG(w, plan.Curve, title) }); err != nil {
+		if err := atomicfile.Write(o.svg, func(w io.Writer) error { return place.RenderCurveSVG(w, plan, title) }); err != nil {
 			return err
 		}
 	}
@@ -245,9 +253,9 @@ func (o *planOptions) validate() error {
 				return errors.New("--format ld and zephyr lay the functions out in different orders, so their padding differs: make one plan for each")
 			}
 			layout = l
-		case formatList, formatJSON:
+		case formatList, formatJSON, formatCurve:
 		default:
-			return fmt.Errorf("unknown --format %q (zephyr, ld, list or json)", f)
+			return fmt.Errorf("unknown --format %q (zephyr, ld, list, json or curve)", f)
 		}
 		for _, out := range append([]string{o.outputs[i]}, confPath(o.outputs[i], f)...) {
 			if seen[out] {
@@ -280,6 +288,8 @@ func writePlan(s Streams, path, format string, p *place.Plan) ([]linker.Skip, er
 			return linker.WritePlanJSON(w, p)
 		case formatList:
 			return linker.WriteList(w, p)
+		case formatCurve:
+			return place.WriteCurveTable(w, p.Curve, p.CyclesPerUnit)
 		case formatLD:
 			skipped, err = linker.RenderLD(w, p)
 		case formatZephyr:

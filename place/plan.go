@@ -154,7 +154,12 @@ type Plan struct {
 	UpperBound int          `json:"upper_bound"`
 	Greedy     Prediction   `json:"greedy"`
 	Curve      []CurvePoint `json:"curve"`
-	Warnings   []string     `json:"warnings,omitempty"`
+	// CyclesPerUnit is the planned-from image's cycles per unit of work
+	// when the capture says (a modelled one: tcmprof sim --capture); 0
+	// when unknown. Predicted cycles per unit are CyclesPerUnit × (1 -
+	// StallShare).
+	CyclesPerUnit float64  `json:"cycles_per_unit,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
 }
 
 // Options are the user's choices for planning.
@@ -169,6 +174,8 @@ type Options struct {
 	Layout     Layout // LayoutLD when empty
 	// Objective is what to maximise; DefaultObjective when empty.
 	Objective Objective
+	// CyclesPerUnit is recorded in the plan (Plan.CyclesPerUnit).
+	CyclesPerUnit float64
 	// CurveBudgets are the budgets of the benefit curve; nil means every
 	// 4 KiB (coarser above 128 KiB, at most 33 points) from 0 to the free
 	// ITCM, plus the free ITCM itself.
@@ -251,7 +258,7 @@ func Build(in *Input, opt Options) (*Plan, error) {
 
 	m := newModel(in)
 	plan := &Plan{
-		Version: PlanVersion, BuildID: in.BuildID, Layout: opt.Layout, Objective: opt.Objective,
+		Version: PlanVersion, BuildID: in.BuildID, Layout: opt.Layout, Objective: opt.Objective, CyclesPerUnit: opt.CyclesPerUnit,
 		ITCMStart: in.ITCMStart, ITCMSize: in.ITCMSize, ITCMUsed: in.ITCMUsed,
 		Budget: budget, BusySamples: in.BusySamples, MinSamples: opt.MinSamples,
 		VeneersBefore: m.veneers(nil),

@@ -22,13 +22,27 @@ func WriteSummary(w io.Writer, p *Plan) error {
 		p.Layout, pr.Functions, pr.Bytes, p.Budget, pr.Code, pr.Padding, pr.ITCMStubs, pr.RemovedStubs)
 	fmt.Fprintf(w, "ITCM use: %d of %d bytes predicted (%d before)\n", pr.ITCMUsed, p.ITCMSize, p.ITCMUsed)
 	fmt.Fprintf(w, "busy samples covered: %d of %d (%s)\n", pr.Samples, p.BusySamples, wording.Percent(pr.Share))
-	proof := "proven optimal under the cost model"
-	if !p.Optimal {
-		proof = fmt.Sprintf("search stopped early; no plan covers more than %d samples", p.UpperBound)
+	fmt.Fprintf(w, "stall samples removed (predicted): %.0f (%s of busy samples); cycles: %s of now\n",
+		pr.Stalls, wording.Percent(pr.StallShare), predictedCycles(pr, 0))
+	if p.CyclesPerUnit > 0 {
+		fmt.Fprintf(w, "cycles per unit (predicted): %.0f -> %s\n", p.CyclesPerUnit, predictedCycles(pr, p.CyclesPerUnit))
 	}
-	fmt.Fprintf(w, "exact plan: %s\n", proof)
-	fmt.Fprintf(w, "greedy by samples per byte: %d functions, %d bytes, %d samples (%s)\n",
-		p.Greedy.Functions, p.Greedy.Bytes, p.Greedy.Samples, wording.Percent(p.Greedy.Share))
+	objective := p.Objective
+	if objective == "" {
+		objective = ObjectiveSamples
+	}
+	switch {
+	case objective == ObjectiveStalls:
+		fmt.Fprintf(w, "objective stalls: the fewest predicted stalls of the stalls knapsack, greedy by stalls per byte and density-greedy\n")
+	case !objective.exact():
+		fmt.Fprintf(w, "objective %s: a greedy ranking\n", objective)
+	case p.Optimal:
+		fmt.Fprintf(w, "objective %s: exact plan, proven optimal under the cost model\n", objective)
+	default:
+		fmt.Fprintf(w, "objective %s: exact plan, search stopped early; no plan covers more than %d samples\n", objective, p.UpperBound)
+	}
+	fmt.Fprintf(w, "greedy by samples per byte: %d functions, %d bytes, %d samples (%s), %.0f stall samples removed (predicted)\n",
+		p.Greedy.Functions, p.Greedy.Bytes, p.Greedy.Samples, wording.Percent(p.Greedy.Share), p.Greedy.Stalls)
 	fmt.Fprintf(w, "veneers in the image: %d now, %d predicted\n", p.VeneersBefore, pr.Veneers)
 	if len(p.Excluded) > 0 {
 		fmt.Fprintf(w, "not planned: %s\n", exclusionCounts(p.Excluded))
@@ -36,7 +50,7 @@ func WriteSummary(w io.Writer, p *Plan) error {
 	if len(p.Entries) > 0 {
 		fmt.Fprintln(w, "\nplanned:")
 		for _, e := range p.Entries {
-			fmt.Fprintf(w, "  %6d samples  %5d B  %s\n", e.Samples, e.Size, e.Key)
+			fmt.Fprintf(w, "  %6d samples  %6.1f stalls  %5d B  %s\n", e.Samples, e.Stalls, e.Size, e.Key)
 		}
 	}
 	var sampled []Exclusion
@@ -56,7 +70,7 @@ func WriteSummary(w io.Writer, p *Plan) error {
 		}
 	}
 	fmt.Fprintln(w, "\nbenefit by budget:")
-	return WriteCurveTable(w, p.Curve)
+	return WriteCurveTable(w, p.Curve, p.CyclesPerUnit)
 }
 
 // exclusionCounts says how many functions each reason left out, reasons in
