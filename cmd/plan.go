@@ -52,11 +52,22 @@ func newPlanCmd(s Streams, runF func(*planOptions, Streams) error) *cobra.Comman
 	c := &cobra.Command{
 		Use:   "plan (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE [--budget SIZE] --format F -o FILE ...",
 		Short: "Plan which functions to move into ITCM under a byte budget",
-		Long: `plan chooses the functions to move into ITCM that cover the most busy samples
-within --budget bytes of ITCM, counting what each choice really costs there:
-alignment padding as GNU ld lays the sections out, and the long-branch veneers
-that calls between ITCM and flash need. It prints the predicted ITCM use, the
-share of busy samples covered, the exact plan against the greedy
+		Long: `plan chooses the functions to move into ITCM within --budget bytes of ITCM,
+counting what each choice really costs there: alignment padding as GNU ld
+lays the sections out, and the long-branch veneers that calls between ITCM
+and flash need. --objective says what the choice maximises:
+  samples  the busy samples moved, exactly (knapsack; the default)
+  stalls   the fewest instruction-fetch stalls predicted from the samples:
+           samples piled on the first instruction of a cache line are fill
+           stalls, and the code left in flash is relinked in the
+           prediction to see which cache sets stay over-subscribed
+           (docs/placement.md)
+  density  busy samples per byte, densest first (greedy)
+  misses   line fills per byte as tcmprof sim measured them on this image
+           (--sim-json): the reference the others are judged against
+It prints the predicted ITCM use, the share of busy samples covered, the
+stall samples the plan is predicted to remove (and the cycles per unit of
+work, for a capture tcmprof sim modelled), the plan against the greedy
 samples-per-byte baseline, and the benefit over a range of budgets (--svg
 draws it).
 

@@ -16,7 +16,10 @@
 # curve), curve.svg, itcm.ld (what the relink uses), itcm.cmake and
 # itcm.conf (the same choice for a Zephyr build), firmware-itcm/ (the
 # relinked image), verify.txt, after.tcmcap, after-report.txt, after.pb.gz,
-# diff.txt and summary.txt (plan, verify and diff in one file).
+# diff.txt and summary.txt (plan, verify and diff in one file); judge/ and
+# judge.md: the before/after table of the I-cache model (scripts/judge.sh:
+# stock, density-greedy and tcmprof's plans at 8, 16 and 32 KB, each
+# relinked, traced and modelled: cycles per echo, speed-up, ITCM bytes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,3 +85,12 @@ say "before -> after, busy shares per region:"
 sed -n '/^by region/,/^$/p' "$out/diff.txt"
 say "placement artefacts in $out/: plan.json plan.txt curve.svg itcm.ld itcm.cmake itcm.conf"
 say "  firmware-itcm/ verify.txt after.tcmcap after-report.txt after.pb.gz diff.txt summary.txt"
+
+# QEMU's samples fall in proportion to instructions, a board's in
+# proportion to time: the table plans from the capture the model takes
+# (docs/sim.md) and judges every plan by the model's cycles per echo.
+say "judging plans with the I-cache model (docs/sim.md): stock, density-greedy and tcmprof at 8, 16 and 32 KB"
+BUDGETS="8K 16K 32K" OBJECTIVES="density samples stalls" OUT="$out/judge" OPT="$opt" scripts/judge.sh >"$out/judge.md" 2>"$out/judge.log" ||
+	{ tail -n 20 "$out/judge.log" >&2; fail "judging failed (log: $out/judge.log)"; }
+say "before -> after, modelled cycles per echo (judge.md):"
+cat "$out/judge.md"
