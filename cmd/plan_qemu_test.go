@@ -30,6 +30,18 @@ type demoBuild struct {
 	dir, opt, elf, mapFile string
 }
 
+// skipWithoutQEMU skips an end-to-end test under -short or without the
+// ARM toolchain and QEMU.
+func skipWithoutQEMU(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("QEMU end-to-end test")
+	}
+	if err := qemu.Available(); err != nil {
+		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
+	}
+}
+
 func buildDemo(t *testing.T, dir, opt, fragment string) demoBuild {
 	t.Helper()
 	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: dir, Opt: opt, ITCMFragment: fragment})
@@ -104,12 +116,7 @@ func regionShares(t *testing.T, b demoBuild, capture string) map[string]struct {
 // objects with Python's re as the oracle, and an -Os plan on an -O2 build.
 // One -Os build and one capture serve every subtest.
 func TestPlacementLoopOnQEMUDemo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("QEMU end-to-end test")
-	}
-	if err := qemu.Available(); err != nil {
-		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
-	}
+	skipWithoutQEMU(t)
 	dir := t.TempDir()
 	before := buildDemo(t, filepath.Join(dir, "Os"), "-Os", "")
 	capture := filepath.Join(dir, "before.tcmcap")

@@ -42,12 +42,7 @@ func traceDemo(t *testing.T, b demoBuild, out string, from, to uint64) {
 // (planned from that capture, relinked, traced again) fills far fewer
 // lines per echo.
 func TestSimOnQEMUDemo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("QEMU end-to-end test")
-	}
-	if err := qemu.Available(); err != nil {
-		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
-	}
+	skipWithoutQEMU(t)
 	dir := t.TempDir()
 	stock := buildDemo(t, filepath.Join(dir, "Os"), "-Os", "")
 	trace := filepath.Join(dir, "stock.trace")
