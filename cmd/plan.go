@@ -172,7 +172,7 @@ func runPlan(o *planOptions, s Streams) error {
 		}
 		return fmt.Errorf("plan needs the link map (input sections and objects): %s", where)
 	}
-	in, _, err := o.input.placeInput(s, o.capture)
+	in, sym, err := o.input.placeInput(s, o.capture)
 	if err != nil {
 		return err
 	}
