@@ -169,7 +169,7 @@ func (o *inputOptions) symbolize(errw io.Writer, path string, adjust func(*profi
 			return nil, err
 		}
 	}
-	img, err := elf.Open(src.elf)
+	img, err := openImage(src, opts.Map)
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +258,22 @@ func printWarnings(w io.Writer, warnings []string) {
 		}
 		fmt.Fprintf(w, "tcmprof: warning: %s\n", msg)
 	}
+}
+
+// openImage opens the ELF the sources name and checks that m, the map
+// file's contents when there is one, comes from the same link: a map of
+// another build would label and plan every address wrongly without a word.
+func openImage(src sources, m *elf.Map) (*elf.Image, error) {
+	img, err := elf.Open(src.elf)
+	if err != nil {
+		return nil, err
+	}
+	if m != nil {
+		if err := m.CheckImage(img); err != nil {
+			return nil, fmt.Errorf("%s is not the map of %s (%w): give the map of the same link", src.mapFile, src.elf, err)
+		}
+	}
+	return img, nil
 }
 
 // readMap parses a GNU ld map file.

@@ -151,6 +151,18 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 			t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
 		}
 		t.Logf("verify:\n%s", stdout)
+		// The relinked image's map with the image planned from (and the
+		// other way round) is refused in one line, not read as the map of
+		// a build whose sections are elsewhere.
+		for _, args := range [][]string{
+			{"plan", "--elf", before.elf, "--map", after.mapFile, "--board", "qemu-demo", capture, "--format", "json", "-o", filepath.Join(dir, "mixed.json")},
+			{"verify", "--elf", after.elf, "--map", before.mapFile, "--plan", planPath},
+		} {
+			code, _, stderr := tcmprof(args...)
+			if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "is not the map of") {
+				t.Errorf("%s with the other build's map: exit %d\n%s", args[0], code, stderr)
+			}
+		}
 		afterCapture := filepath.Join(dir, "after.tcmcap")
 		captureDemo(t, after.elf, afterCapture)
 

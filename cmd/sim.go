@@ -149,7 +149,7 @@ func runSim(o *simOptions, s Streams) error {
 	if err := o.icache.apply(&opts); err != nil {
 		return err
 	}
-	img, err := elf.Open(src.elf)
+	img, err := openImage(src, opts.Map)
 	if err != nil {
 		return err
 	}

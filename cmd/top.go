@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/live"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sample"
@@ -160,7 +159,7 @@ func runTop(o *topOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	img, err := elf.Open(src.elf)
+	img, err := openImage(src, opts.Map)
 	if err != nil {
 		return err
 	}

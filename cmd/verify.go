@@ -61,15 +61,15 @@ func runVerify(o *verifyOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	img, err := elf.Open(src.elf)
-	if err != nil {
-		return err
-	}
 	var m *elf.Map
 	if src.mapFile != "" {
 		if m, err = readMap(src.mapFile); err != nil {
 			return err
 		}
+	}
+	img, err := openImage(src, m)
+	if err != nil {
+		return err
 	}
 	// The ITCM the plan was made for is the one to check against; the
 	// board's other regions only name memories in messages.

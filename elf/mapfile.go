@@ -4,6 +4,8 @@ package elf
 
 import (
 	"bufio"
+	goelf "debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -83,6 +85,37 @@ func (m *Map) SectionAt(addr uint32) *InputSection {
 		if m.Sections[i].Size > 0 {
 			break // input sections do not nest: the nearest non-empty one decides
 		}
+	}
+	return nil
+}
+
+// CheckImage reports whether m is the map of im's link: every allocated
+// output section the two share by name must have the same address and
+// size. A map of another build (the relinked image's, say) puts addresses
+// in the wrong input sections, and libraries and plans made with it are
+// quietly wrong. Output sections only the map lists are left alone: ld
+// lists empty ones it does not emit.
+func (m *Map) CheckImage(im *Image) error {
+	inELF := make(map[string]*goelf.Section)
+	for _, s := range im.file.Sections {
+		if s.Flags&goelf.SHF_ALLOC != 0 && inELF[s.Name] == nil {
+			inELF[s.Name] = s
+		}
+	}
+	shared := 0
+	for _, o := range m.Outputs {
+		s := inELF[o.Name]
+		if !o.Alloc || s == nil {
+			continue
+		}
+		if uint64(o.Addr) != s.Addr || uint64(o.Size) != s.Size {
+			return fmt.Errorf("section %s is %d bytes at 0x%08x in the map but %d bytes at 0x%08x in the ELF",
+				o.Name, o.Size, o.Addr, s.Size, s.Addr)
+		}
+		shared++
+	}
+	if shared == 0 {
+		return errors.New("the map and the ELF have no allocated section in common")
 	}
 	return nil
 }

@@ -255,3 +255,27 @@ func FuzzParseMap(f *testing.F) {
 		}
 	})
 }
+
+// A map is checked against the ELF it is read with: extras.map is the map
+// of extras.elf, not of pure.elf (the same sources built with -mpure-code,
+// so every section moved or grew).
+func TestMapCheckImage(t *testing.T) {
+	e := buildExtras(t)
+	m := parseMapFile(t, e.Map)
+	for _, tc := range []struct {
+		elf, want string
+	}{
+		{e.ELF, ""},
+		{e.NoID, "section .text is"}, // the same link without the build-id note before .text
+		{e.Pure, "in the map but"},
+	} {
+		im, err := Open(tc.elf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.CheckImage(im)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: CheckImage = %v, want %q", filepath.Base(tc.elf), err, tc.want)
+		}
+	}
+}
