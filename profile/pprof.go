@@ -105,7 +105,12 @@ type labelKey struct {
 }
 
 func (s *Symbolized) labels(st *Stack) map[string][]string {
-	l := map[string][]string{LabelContext: {ContextName(st.Exc)}, LabelState: {"busy"}}
+	l := map[string][]string{LabelState: {"busy"}}
+	// Without the exception field every record has Exc 0, which would read
+	// as thread mode: interrupt code included. Unknown is no label.
+	if s.Capture.Header.Fields&sample.FieldExc != 0 {
+		l[LabelContext] = []string{ContextName(st.Exc)}
+	}
 	if st.Idle {
 		l[LabelState] = []string{"idle"}
 	}
