@@ -147,6 +147,9 @@ func runCapture(o *captureOptions, s Streams) error {
 	sess.OnLog = ui.log
 	sess.OnProgress = ui.received
 	sess.OnHeader = ui.header
+	if previous == nil && !o.attach && o.request.Mode == sample.ModeSnapshot && o.samples > 0 {
+		sess.OnHeader = o.warnOverCapacity(ui)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -198,6 +201,25 @@ func runCapture(o *captureOptions, s Streams) error {
 		return fmt.Errorf("%w; %s holds the %d records that arrived%s", err, o.out, len(c.Records), more)
 	}
 	return err
+}
+
+// warnOverCapacity is an OnHeader that follows the device's counters
+// (ui.header) and also says once, at the first HEADER of the run, when
+// --samples asks for more than the device's buffer holds for these fields:
+// the snapshot ends when the buffer is full.
+func (o *captureOptions) warnOverCapacity(ui *captureUI) func(*sample.Header) {
+	checked := false
+	return func(h *sample.Header) {
+		ui.header(h)
+		if checked || h.State == sample.StateIdle { // before START: the capacity is the last run's
+			return
+		}
+		checked = true
+		if h.Capacity < o.samples {
+			ui.warn(fmt.Sprintf("--samples %d is more than the device's buffer holds with --fields %v (%d records): the snapshot ends when it is full (--mode stream takes more)",
+				o.samples, h.Fields, h.Capacity))
+		}
+	}
 }
 
 // checkWritableDir fails when no file can be created next to path.
@@ -306,6 +328,9 @@ func (ui *captureUI) log(line string) {
 		ui.print("device: " + strings.TrimRight(line, "\r\n") + "\n")
 	}
 }
+
+// warn prints a warning, as every command words one, above the bars.
+func (ui *captureUI) warn(msg string) { ui.print("tcmprof: warning: " + msg + "\n") }
 
 func (ui *captureUI) finish() {
 	ui.mu.Lock()

@@ -320,3 +320,22 @@ func TestInfoDrops(t *testing.T) {
 		}
 	}
 }
+
+// --samples above what the device's buffer holds is said, with the
+// device's own figure, and the snapshot is the buffer's worth.
+func TestCaptureSamplesOverCapacity(t *testing.T) {
+	d := scriptedDevice(1024, sampletest.Faults{})
+	port, _, _ := sampletest.ServePty(t, d)
+	out := filepath.Join(t.TempDir(), "big.tcmcap")
+	code, _, stderr := tcmprof("capture", "--port", port, "--samples", "5000", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "tcmprof: warning: --samples 5000 is more than the device's buffer holds with --fields pc (1024 records)") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	checkCaptureFile(t, d, out, 1024)
+	if code, _, stderr := tcmprof("capture", "--port", port, "--samples", "1000", "-o", out); code != 0 || strings.Contains(stderr, "warning") {
+		t.Errorf("--samples within the buffer: exit %d\n%s", code, stderr)
+	}
+}

@@ -333,6 +333,9 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		return sel, optimal, upper
 	}
 	sel, optimal, upper := plan1(budget, opt.SearchNodes)
+	if err := p.checkFits(sel, int64(budget)); err != nil {
+		return nil, err
+	}
 	plan.Prediction = predict(p, sel)
 	plan.Optimal, plan.UpperBound = optimal, int(upper)
 	plan.Greedy = predict(p, density.greedy(int64(budget)))
@@ -349,6 +352,28 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		plan.Curve = append(plan.Curve, point)
 	}
 	return plan, nil
+}
+
+// checkFits refuses a budget that fits no candidate: the plan would be
+// empty, which says nothing the user wanted to hear. sel is the solution.
+func (p *problem) checkFits(sel []bool, budget int64) error {
+	if len(p.order) == 0 || slices.Contains(sel, true) {
+		return nil
+	}
+	smallest, cost := -1, int64(0)
+	one := make([]bool, len(p.order))
+	for k := range p.order {
+		one[k] = true
+		if c := p.cost(one).Bytes; smallest < 0 || c < cost {
+			smallest, cost = k, c
+		}
+		one[k] = false
+	}
+	if cost <= budget {
+		return nil
+	}
+	f := &p.m.in.Funcs[p.order[smallest]]
+	return fmt.Errorf("place: a budget of %d bytes fits no function: the smallest candidate, %s, needs %d bytes of ITCM", budget, f.Symbol, cost)
 }
 
 func predict(p *problem, sel []bool) Prediction {
