@@ -204,12 +204,37 @@ func runPlan(o *planOptions, s Streams) error {
 			fmt.Fprintf(s.Err, "tcmprof: warning: skipped %s (%d samples): %s, %s\n", x.Key, x.Samples, x.Reason, x.Detail)
 		}
 	}
+	// Every output or none: a second -o that cannot be written must not
+	// leave the first one replaced by a plan the others do not match.
+	// Standard output can not be taken back: it is written once every
+	// file is.
+	var files atomicfile.Set
+	skips := make([][]linker.Skip, len(o.formats))
 	for i, format := range o.formats {
-		skipped, err := writePlan(s, o.outputs[i], format, plan)
-		if err != nil {
+		if o.outputs[i] == stdoutName {
+			continue
+		}
+		if skips[i], err = writePlan(files.Add, o.outputs[i], format, plan); err != nil {
 			return err
 		}
-		for _, sk := range skipped {
+	}
+	if o.svg != "" {
+		title := fmt.Sprintf("ITCM benefit curve, build-id %s", plan.BuildID)
+		if err := files.Add(o.svg, func(w io.Writer) error { return place.RenderCurveSVG(w, plan, title) }); err != nil {
+			return err
+		}
+	}
+	if err := files.Commit(); err != nil {
+		return err
+	}
+	for i, format := range o.formats {
+		if o.outputs[i] == stdoutName {
+			toStdout := func(path string, write func(io.Writer) error) error { return writeOutput(s, path, write) }
+			if skips[i], err = writePlan(toStdout, stdoutName, format, plan); err != nil {
+				return err
+			}
+		}
+		for _, sk := range skips[i] {
 			fmt.Fprintf(s.Err, "tcmprof: warning: %s: skipped %s\n", outputName(o.outputs[i]), sk)
 		}
 		if format == formatZephyr {
@@ -217,12 +242,6 @@ func runPlan(o *planOptions, s Streams) error {
 				fmt.Fprintf(s.Err, "tcmprof: warning: %s: Zephyr's relocation of %s (%s of %s) also moves %s (%s of %s): ITCM use will exceed the prediction\n",
 					o.outputs[i], c.Planned.Symbol, c.Planned.Section, c.Planned.Object, c.Other.Symbol, c.Other.Section, c.Other.Object)
 			}
-		}
-	}
-	if o.svg != "" {
-		title := fmt.Sprintf("ITCM benefit curve, build-id %s", plan.BuildID)
-		if err := atomicfile.Write(o.svg, func(w io.Writer) error { return place.RenderCurveSVG(w, plan, title) }); err != nil {
-			return err
 		}
 	}
 	return place.WriteSummary(summary, plan)
@@ -290,9 +309,12 @@ func confPath(out, format string) []string {
 	return []string{strings.TrimSuffix(out, filepath.Ext(out)) + ".conf"}
 }
 
-func writePlan(s Streams, path, format string, p *place.Plan) ([]linker.Skip, error) {
+// writePlan writes the output in format to path through put (a file of
+// an atomicfile.Set, or standard output), with the Kconfig fragment beside
+// a zephyr one.
+func writePlan(put func(path string, write func(io.Writer) error) error, path, format string, p *place.Plan) ([]linker.Skip, error) {
 	var skipped []linker.Skip
-	err := writeOutput(s, path, func(w io.Writer) error {
+	err := put(path, func(w io.Writer) error {
 		var err error
 		switch format {
 		case formatJSON:
@@ -312,7 +334,7 @@ func writePlan(s Streams, path, format string, p *place.Plan) ([]linker.Skip, er
 		return nil, err
 	}
 	for _, conf := range confPath(path, format) {
-		if err := atomicfile.Write(conf, func(w io.Writer) error {
+		if err := put(conf, func(w io.Writer) error {
 			_, err := io.WriteString(w, linker.ZephyrKconfig)
 			return err
 		}); err != nil {

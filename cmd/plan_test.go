@@ -192,3 +192,36 @@ func TestPlanJSONIsThePlan(t *testing.T) {
 		t.Errorf("default budget %d, want the free ITCM %d", p.Budget, p.ITCMSize-p.ITCMUsed)
 	}
 }
+
+// Several --format/-o pairs are written all or none: when a later output
+// cannot be written, the earlier ones keep their old content, no
+// temporary file is left and nothing goes to standard output (-o -).
+func TestPlanWritesAllOrNone(t *testing.T) {
+	fx := newProfileFixture(t)
+	dir := t.TempDir()
+	first := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(first, []byte("old plan\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, second := range map[string]string{
+		"missing directory": filepath.Join(dir, "no", "such", "plan.txt"),
+		"a directory":       dir,
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := tcmprof("plan", "--elf", fx.fw.ELF, "--map", fx.fw.MapPath, fx.capture,
+				"--format", "ld", "-o", "-", "--format", "json", "-o", first, "--format", "list", "-o", second, "--svg", filepath.Join(dir, "curve.svg"))
+			if code != 1 || !strings.Contains(stderr, "tcmprof: writing "+second+": ") {
+				t.Errorf("exit %d\n%s", code, stderr)
+			}
+			if stdout != "" { // standard output can not be taken back: it waits for the files
+				t.Errorf("-o - written though the files failed:\n%.200s", stdout)
+			}
+			if data, _ := os.ReadFile(first); string(data) != "old plan\n" {
+				t.Errorf("%s was replaced by a plan whose other outputs failed:\n%.200s", first, data)
+			}
+			if names := dirNames(t, dir); len(names) != 1 {
+				t.Errorf("directory holds %v, want only plan.json", names)
+			}
+		})
+	}
+}

@@ -17,9 +17,36 @@ import (
 // Write calls write with a temporary file beside path and renames it over
 // path when write succeeds. path then holds either its old content or the
 // whole new one, with mode 0644 (CreateTemp's files are private).
-func Write(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+func Write(path string, write func(io.Writer) error) error {
+	var s Set
+	if err := s.Add(path, write); err != nil {
+		return err
+	}
+	return s.Commit()
+}
+
+// Set writes several files all or none, as one command's outputs: Add
+// writes each to a temporary file beside it, Commit renames them all over
+// their targets. When an Add fails, the temporaries written so far are
+// removed and every target keeps its old content.
+type Set struct {
+	staged []staged
+}
+
+type staged struct{ tmp, path string }
+
+// Add writes path's new content to a temporary file beside it. On error it
+// removes every temporary of the set: the set is abandoned.
+func (s *Set) Add(path string, write func(io.Writer) error) (err error) {
+	defer func() {
+		if err != nil {
+			s.Abort()
+		}
+	}()
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("writing %s: is a directory", path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -27,30 +54,53 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		}
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = write(tmp); err != nil {
+	s.staged = append(s.staged, staged{tmp.Name(), path})
+	err = write(tmp)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync() // make the rename durable; not every file system supports it
-		d.Close()
 	}
 	return nil
+}
+
+// Commit renames every staged file over its target. Only a rename can
+// fail here (all content is written): the files renamed before it keep
+// their new content, the others their old one, and the error says which.
+func (s *Set) Commit() error {
+	for i, st := range s.staged {
+		if err := os.Rename(st.tmp, st.path); err != nil {
+			var done []string
+			for _, d := range s.staged[:i] {
+				done = append(done, d.path)
+			}
+			s.staged = s.staged[i:]
+			s.Abort()
+			if len(done) > 0 {
+				return fmt.Errorf("%w (already written: %v)", err, done)
+			}
+			return err
+		}
+		if d, derr := os.Open(filepath.Dir(st.path)); derr == nil {
+			d.Sync() // make the rename durable; not every file system supports it
+			d.Close()
+		}
+	}
+	s.staged = nil
+	return nil
+}
+
+// Abort removes the temporaries of a set not committed.
+func (s *Set) Abort() {
+	for _, st := range s.staged {
+		os.Remove(st.tmp)
+	}
+	s.staged = nil
 }

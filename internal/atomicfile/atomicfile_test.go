@@ -69,3 +69,39 @@ func assertOnly(t *testing.T, dir, name string) {
 		t.Errorf("directory holds %v, want only %s", names, name)
 	}
 }
+
+// A set whose second file fails leaves the first as it was.
+func TestSetAllOrNone(t *testing.T) {
+	dir := t.TempDir()
+	first := filepath.Join(dir, "a.json")
+	if err := os.WriteFile(first, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var s Set
+	if err := s.Add(first, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(dir, func(io.Writer) error { return nil }); err == nil || err.Error() != "writing "+dir+": is a directory" {
+		t.Fatalf("adding a directory: %v", err)
+	}
+	if got, _ := os.ReadFile(first); string(got) != "old" {
+		t.Errorf("first file now %q", got)
+	}
+	assertOnly(t, dir, "a.json")
+
+	s = Set{}
+	for _, name := range []string{"a.json", "b.ld"} {
+		if err := s.Add(filepath.Join(dir, name), func(w io.Writer) error { _, err := io.WriteString(w, name); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := os.ReadFile(first); string(got) != "old" {
+		t.Errorf("first file replaced before Commit: %q", got)
+	}
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(first); string(got) != "a.json" {
+		t.Errorf("first file after Commit: %q", got)
+	}
+}
