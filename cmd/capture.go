@@ -177,7 +177,14 @@ func runCapture(o *captureOptions, s Streams) error {
 		c.Host = host
 	}
 	if werr := writeOutput(s, o.out, c.Write); werr != nil {
-		return fmt.Errorf("writing %s: %w (the raw bytes are in %s)", outputName(o.out), werr, orNone(o.device.raw))
+		// The output was checked before the run, yet it failed (the
+		// directory went away, the disk filled, standard output was
+		// closed): the run is kept anyway.
+		kept, kerr := keepCapture(c)
+		if kerr != nil {
+			return fmt.Errorf("%w, and keeping the capture elsewhere failed too: %v (the raw bytes are in %s)", werr, kerr, orNone(o.device.raw))
+		}
+		return fmt.Errorf("%w; the capture is kept in %s", werr, kept)
 	}
 	fmt.Fprintf(s.Err, "%s: %s\n", outputName(o.out), summary(c))
 	// Only now that the file is safe may the device forget the run.
@@ -222,10 +229,29 @@ func (o *captureOptions) warnOverCapacity(ui *captureUI) func(*sample.Header) {
 	}
 }
 
-// checkWritableDir fails when no file can be created next to path.
+// keepCapture writes c to a new file in the temporary directory, for a
+// capture whose output could not be written, and returns its path.
+func keepCapture(c *sample.Capture) (string, error) {
+	f, err := os.CreateTemp("", "tcmprof-*.tcmcap") // a name of its own; WriteFile replaces it whole
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	if err := sample.WriteFile(f.Name(), c); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// checkWritableDir fails when path is a directory or no file can be
+// created next to it.
 func checkWritableDir(path string) error {
 	if path == stdoutName {
 		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("cannot write %s: it is a directory", path)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".tcmprof-check-*")
 	if err != nil {

@@ -222,6 +222,7 @@ func TestCaptureFlagErrors(t *testing.T) {
 		{[]string{"capture", "--resume", filepath.Join(dir, "none.tcmcap")}, "no such file"},
 		{[]string{"capture", "--port", filepath.Join(dir, "nope"), "-o", filepath.Join(dir, "x.tcmcap")}, "opening"},
 		{[]string{"capture", "--port", "/dev/null", "-o", filepath.Join(dir, "no", "such", "dir", "x.tcmcap")}, "cannot write"},
+		{[]string{"capture", "--port", "/dev/null", "-o", dir}, "cannot write " + dir + ": it is a directory"},
 		{[]string{"info", filepath.Join(dir, "none.tcmcap")}, "no such file"},
 		{[]string{"capture", "--port", "auto", "--vid", "ffff", "--pid", "fffe", "-o", filepath.Join(dir, "x.tcmcap")}, "no serial port"},
 	}
@@ -339,3 +340,65 @@ func TestCaptureSamplesOverCapacity(t *testing.T) {
 		t.Errorf("--samples within the buffer: exit %d\n%s", code, stderr)
 	}
 }
+
+// When the output can not be written after all (here its directory went
+// away during the drain), the records are kept in the temporary directory
+// and the error says where.
+func TestCaptureKeepsRunWhenOutputFails(t *testing.T) {
+	d := scriptedDevice(4096, sampletest.Faults{StallAfter: 2000, Stall: time.Second})
+	port, _, _ := sampletest.ServePty(t, d)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	outDir := filepath.Join(t.TempDir(), "out")
+	if err := os.Mkdir(outDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	raw := filepath.Join(t.TempDir(), "run.raw")
+	p, stderr := startTcmprof(t, "capture", "--port", port, "--timeout", "5s", "--raw", raw, "-o", filepath.Join(outDir, "run.tcmcap"))
+	waitFor(t, "the drain to start", func() bool {
+		fi, err := os.Stat(raw)
+		return err == nil && fi.Size() > 1000
+	})
+	if err := os.RemoveAll(outDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(); err == nil {
+		t.Fatalf("exit 0 though the output could not be written:\n%s", stderr)
+	}
+	kept, _ := filepath.Glob(filepath.Join(tmp, "tcmprof-*.tcmcap"))
+	if len(kept) != 1 || !strings.Contains(stderr.String(), "the capture is kept in "+kept[0]) || strings.Count(stderr.String(), "tcmprof: ") != 1 {
+		t.Fatalf("kept %v; stderr:\n%s", kept, stderr)
+	}
+	checkCaptureFile(t, d, kept[0], 4096)
+}
+
+// capture -o - writes the capture to standard output; when standard output
+// fails, the run is kept in the temporary directory as it is for a file.
+func TestCaptureToStdout(t *testing.T) {
+	d := scriptedDevice(1024, sampletest.Faults{})
+	port, _, _ := sampletest.ServePty(t, d)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	args := []string{"capture", "--port", port, "-o", "-"}
+
+	code, stdout, stderr := tcmprof(args...)
+	if code != 0 || !strings.Contains(stderr, "standard output: 1024 records") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if c, err := sample.Parse(strings.NewReader(stdout)); err != nil || len(c.Records) != 1024 {
+		t.Fatalf("standard output is not the capture: %v", err)
+	}
+
+	var errb bytes.Buffer
+	code = Main(Streams{In: strings.NewReader(""), Out: closedOutput{}, Err: &errb}, args)
+	kept, _ := filepath.Glob(filepath.Join(tmp, "tcmprof-*.tcmcap"))
+	if code == 0 || len(kept) != 1 || !strings.Contains(errb.String(), "writing standard output: "+os.ErrClosed.Error()+"; the capture is kept in "+kept[0]) {
+		t.Fatalf("exit %d, kept %v; stderr:\n%s", code, kept, &errb)
+	}
+	checkCaptureFile(t, d, kept[0], 1024)
+}
+
+// closedOutput is a standard output that was closed.
+type closedOutput struct{}
+
+func (closedOutput) Write([]byte) (int, error) { return 0, os.ErrClosed }

@@ -202,10 +202,14 @@ func (f *tableFlags) validate() error {
 const stdoutName = "-"
 
 // writeOutput writes an -o file atomically (internal/atomicfile), or to
-// standard output when the name is "-".
+// standard output when the name is "-". Its errors name the output, as
+// atomicfile's do.
 func writeOutput(s Streams, path string, write func(io.Writer) error) error {
 	if path == stdoutName {
-		return write(s.Out)
+		if err := write(s.Out); err != nil {
+			return fmt.Errorf("writing %s: %w", outputName(path), err)
+		}
+		return nil
 	}
 	return atomicfile.Write(path, write)
 }
