@@ -151,16 +151,16 @@ func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams) error {
 	}
 	target := withDefaultPort(o.target)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	stop := o.interrupt
 	if stop == nil {
-		stop = interruptChannel(ctx, cancel)
+		stop = interruptChannel(ctx, cancel, nil)
 	}
 	go func() {
 		select {
 		case <-stop:
-			cancel()
+			cancel(nil)
 		case <-ctx.Done():
 		}
 	}()

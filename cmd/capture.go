@@ -50,19 +50,23 @@ did not, releases the device's buffer (DONE) and writes the capture file
 atomically.
 
 Snapshot mode (the default) samples into the device's buffer until it is
-full, --samples or --duration is reached, or Ctrl-C; then drains. A run
-that still takes samples is waited for however slowly it goes (an emulator
-on a busy host); one that takes none for longer than the whole run should
-take is stopped. A command is sent again after --timeout (doubling with each
-try) without frames from the device (log text does not count). Stream mode
-sends records while sampling, until --samples, --duration or Ctrl-C.
+full, --samples or --duration is reached, or Ctrl-C; then drains (a Ctrl-C
+during the drain finishes it; a second one stops at once and writes what
+arrived; SIGTERM counts as Ctrl-C). A run that still takes samples is
+waited for however slowly it goes (an emulator on a busy host); one that
+takes none for longer than the whole run should take is stopped. A command
+is sent again after --timeout (doubling with each try) without frames from
+the device (log text does not count). Stream mode sends records while
+sampling, until --samples, --duration or Ctrl-C.
 --attach drains what the device already holds (or an ongoing run) without
 starting one.
 
 If the device disconnects or records cannot be recovered, the records that
 arrived are still written, with the missing index ranges, the command says
-which are missing and exits non-zero; --resume FILE later fetches them from
-a device that still holds the run. Log text the firmware prints between
+which are missing and exits non-zero; --resume FILE later fetches them if
+the device still holds the run. If -o cannot be written at the end after
+all, the capture is kept in a new file in the temporary directory, named in
+the error. Log text the firmware prints between
 frames is shown on stderr (--quiet counts it instead).
 
 --port auto looks for the USB serial port with --vid/--pid (default
@@ -147,15 +151,16 @@ func runCapture(o *captureOptions, s Streams) error {
 	sess.OnLog = ui.log
 	sess.OnProgress = ui.received
 	sess.OnHeader = ui.header
+	sess.OnDrain = ui.draining.Store
 	if previous == nil && !o.attach && o.request.Mode == sample.ModeSnapshot && o.samples > 0 {
 		sess.OnHeader = o.warnOverCapacity(ui)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	stop := o.interrupt
 	if stop == nil {
-		stop = interruptChannel(ctx, cancel)
+		stop = interruptChannel(ctx, cancel, ui.stopping)
 	}
 
 	var c *sample.Capture
@@ -171,6 +176,11 @@ func runCapture(o *captureOptions, s Streams) error {
 	}
 	ui.finish()
 	if c == nil {
+		var stopped stoppedError
+		if errors.As(err, &stopped) && o.resume == "" {
+			// Stopped while the device sampled: it may hold the run.
+			return fmt.Errorf("%w before any record arrived; if the device still holds the run, fetch it with `tcmprof capture --port %s --attach -o %s`", err, host.Port, o.out)
+		}
 		return err
 	}
 	if previous == nil {
@@ -202,8 +212,10 @@ func runCapture(o *captureOptions, s Streams) error {
 		if len(inc.Missing) > 10 {
 			more += fmt.Sprintf(" (`tcmprof info %s` lists every missing range)", o.out)
 		}
+		// The device may have been reset or unplugged: whether it still
+		// holds the run is for the resume to find out.
 		if inc.Resumable {
-			more += fmt.Sprintf("; the device still holds the run: fetch the rest with `tcmprof capture --port %s --resume %s`", host.Port, o.out)
+			more += fmt.Sprintf("; if the device still holds the run, fetch the rest with `tcmprof capture --port %s --resume %s`", host.Port, o.out)
 		}
 		return fmt.Errorf("%w; %s holds the %d records that arrived%s", err, o.out, len(c.Records), more)
 	}
@@ -294,6 +306,9 @@ type captureUI struct {
 	sampling *mpb.Bar // while the device samples
 	taken    atomic.Uint64
 	records  *mpb.Bar // once records arrive
+	// draining is set while held records are drained, when stopping
+	// means finishing the drain rather than ending the run.
+	draining atomic.Bool
 }
 
 func newCaptureUI(w io.Writer, quiet bool) *captureUI {
@@ -353,6 +368,16 @@ func (ui *captureUI) log(line string) {
 	if !ui.quiet {
 		ui.print("device: " + strings.TrimRight(line, "\r\n") + "\n")
 	}
+}
+
+// stopping says what the first Ctrl-C does, so that it is not taken for
+// ignored while a long drain goes on.
+func (ui *captureUI) stopping() {
+	if ui.draining.Load() {
+		ui.print("tcmprof: finishing the drain; Ctrl-C again to stop now\n")
+		return
+	}
+	ui.print("tcmprof: stopping the run, then receiving what it took; Ctrl-C again to stop now\n")
 }
 
 // warn prints a warning, as every command words one, above the bars.

@@ -152,7 +152,7 @@ func TestCaptureHangUpThenResume(t *testing.T) {
 	}
 	<-served
 	if lines := strings.Count(strings.TrimSpace(withoutProgress(stderr)), "\n"); lines != 1 || !strings.Contains(stderr, "records missing (indices ") ||
-		!strings.Contains(stderr, "device disconnected") || !strings.Contains(stderr, "--resume "+out) {
+		!strings.Contains(stderr, "device disconnected") || !strings.Contains(stderr, "; if the device still holds the run, fetch the rest with `tcmprof capture --port "+port+" --resume "+out+"`") {
 		t.Errorf("stderr (want the summary and one error line):\n%s", stderr)
 	}
 	if names := dirNames(t, dir); len(names) != 1 || names[0] != "run.tcmcap" {
@@ -264,6 +264,9 @@ func TestCaptureStreamInterrupt(t *testing.T) {
 			p.Process.Signal(sig)
 			if err := p.Wait(); err != nil {
 				t.Fatalf("%v: %s", err, stderr)
+			}
+			if !strings.HasPrefix(withoutProgress(stderr.String()), "tcmprof: stopping the run, then receiving what it took; Ctrl-C again to stop now\n") {
+				t.Errorf("stderr does not start with the notice:\n%s", stderr)
 			}
 			c, err := sample.ReadFile(out)
 			if err != nil {
@@ -402,3 +405,69 @@ func TestCaptureToStdout(t *testing.T) {
 type closedOutput struct{}
 
 func (closedOutput) Write([]byte) (int, error) { return 0, os.ErrClosed }
+
+// Signals during a drain, to a real tcmprof process: the first Ctrl-C or
+// SIGTERM is not ignored in silence but finishes the drain, and says so;
+// a second one stops at once, keeps the records that arrived, and says why
+// in words.
+func TestCaptureSignalsDuringDrain(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		signals []syscall.Signal
+		want    string // in the error line; "" for a whole capture and exit 0
+	}{
+		{"Ctrl-C finishes the drain", []syscall.Signal{syscall.SIGINT}, ""},
+		{"SIGTERM finishes the drain", []syscall.Signal{syscall.SIGTERM}, ""},
+		{"second Ctrl-C stops now", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, "stopped by a second Ctrl-C"},
+		{"Ctrl-C then SIGTERM stops now", []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}, "stopped by a second signal (SIGTERM)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The device stalls 3 s into its drain, within the 10 s reply
+			// time-out: the signals come while the drain waits.
+			d := scriptedDevice(4096, sampletest.Faults{StallAfter: 2000, Stall: 3 * time.Second})
+			port, _, _ := sampletest.ServePty(t, d)
+			dir := t.TempDir()
+			out, raw := filepath.Join(dir, "run.tcmcap"), filepath.Join(t.TempDir(), "run.raw")
+			p, stderr := startTcmprof(t, "capture", "--port", port, "--timeout", "10s", "--raw", raw, "-o", out)
+			waitFor(t, "the drain to start", func() bool {
+				fi, err := os.Stat(raw)
+				return err == nil && fi.Size() > 1000
+			})
+			for _, sig := range tc.signals {
+				p.Process.Signal(sig)
+				time.Sleep(300 * time.Millisecond)
+			}
+			err := p.Wait()
+			if !strings.HasPrefix(withoutProgress(stderr.String()), "tcmprof: finishing the drain; Ctrl-C again to stop now\n") {
+				t.Errorf("stderr does not start with the notice:\n%s", stderr)
+			}
+			if strings.Contains(stderr.String(), "context canceled") {
+				t.Errorf("stderr:\n%s", stderr)
+			}
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("%v\n%s", err, stderr)
+				}
+				checkCaptureFile(t, d, out, 4096)
+				return
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			last := lines[len(lines)-1]
+			if err == nil || !strings.Contains(last, tc.want) || !strings.Contains(last, "if the device still holds the run, fetch the rest with") {
+				t.Fatalf("exit %v, last line %q; want %q", err, last, tc.want)
+			}
+			c, rerr := sample.ReadFile(out)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			if m := c.Missing; len(m) == 0 || m[len(m)-1].End != c.Span().End || len(c.Records) == 0 {
+				t.Errorf("%d records, missing %v: want the first records and the rest missing at the end", len(c.Records), c.Missing)
+			}
+			for _, r := range c.Records {
+				if !reflect.DeepEqual(r, d.Record(r.Index)) {
+					t.Fatalf("record %d = %+v, device sent %+v", r.Index, r, d.Record(r.Index))
+				}
+			}
+		})
+	}
+}

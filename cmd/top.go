@@ -178,9 +178,9 @@ func runTop(o *topOptions, s Streams) error {
 		return err
 	}
 	defer dev.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	interrupt := interruptChannel(ctx, cancel)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	interrupt := interruptChannel(ctx, cancel, nil)
 
 	sess := dev.session
 	h, err := sess.Status(ctx)

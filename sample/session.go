@@ -57,6 +57,9 @@ func (e *IncompleteError) Error() string {
 		n += uint64(m.Len())
 	}
 	msg := fmt.Sprintf("%d of %d records missing (indices %s)", n, e.Total, FormatRanges(e.Missing, 10))
+	if n == 0 { // a stream that broke off between frames
+		msg = fmt.Sprintf("the run broke off after %d records", e.Total)
+	}
 	if e.Cause != nil {
 		msg += ": " + e.Cause.Error()
 	}
@@ -97,6 +100,10 @@ type Session struct {
 	// OnProgress is told how many records of the current run have arrived,
 	// and how many are expected (0 while unknown, in stream mode).
 	OnProgress func(received, total uint64)
+	// OnDrain is told when a drain of held records (Drain, Resume) begins,
+	// with true, and when it ends, with false: a stop then means finishing
+	// the drain, not ending a run.
+	OnDrain func(draining bool)
 	// OnRecords receives the records of each DATA frame of the current
 	// run as the frame arrives (a live view aggregates them). It runs on
 	// the session's goroutine and must not keep or modify the slice.
@@ -281,7 +288,7 @@ func (s *Session) next(ctx context.Context, to *timeout) (Frame, error) {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, ctx.Err()
+			return nil, context.Cause(ctx)
 		case reply := <-s.received:
 			timer.Stop()
 			reply <- s.receivedSoFar()
@@ -541,7 +548,7 @@ func (s *Session) waitHolding(ctx context.Context, st Start, maxWait time.Durati
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, context.Cause(ctx)
 		case <-stop:
 		case <-time.After(s.timeouts.Poll):
 		}
@@ -641,6 +648,10 @@ const (
 // one for what is still missing, until nothing is missing or Retries
 // rounds in a row bring nothing new.
 func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Capture, error) {
+	if s.OnDrain != nil {
+		s.OnDrain(true)
+		defer s.OnDrain(false)
+	}
 	var cause error
 	chunk := uint32(maxChunk)
 	idle := 0
@@ -787,7 +798,7 @@ func (s *Session) Received(ctx context.Context) (*Capture, error) {
 	select {
 	case s.received <- reply:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, context.Cause(ctx)
 	}
 	select {
 	case c := <-reply:
@@ -796,7 +807,7 @@ func (s *Session) Received(ctx context.Context) (*Capture, error) {
 		}
 		return c, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, context.Cause(ctx)
 	}
 }
 
