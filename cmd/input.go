@@ -180,6 +180,9 @@ func (o *inputOptions) symbolize(errw io.Writer, path string, adjust func(*profi
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if g := c.Gaps(); g != nil {
+		fmt.Fprintf(errw, "tcmprof: warning: %s: %s\n", path, g)
+	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(errw, "tcmprof: warning: %s\n", w)
 	}

@@ -60,7 +60,7 @@ func TestReportOnQEMUDemo(t *testing.T) {
 		t.Errorf("pprof -top of the demo profile lacks net_checksum_hot:\n%s", top)
 	}
 	tags := profiletest.Pprof(t, "-tags", "-sample_index=samples", out)
-	for _, want := range []string{"libnet.a", "idle", "busy"} {
+	for _, want := range []string{"libnet.a", "idle", "busy", "context"} { // this capture records the context
 		if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(tags) {
 			t.Errorf("pprof -tags lacks %q:\n%s", want, tags)
 		}

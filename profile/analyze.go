@@ -28,6 +28,9 @@ type Analysis struct {
 	// or stacks: HotFunctions functions, busiest first.
 	Callers  []FunctionCallers
 	Warnings []string
+	// Gaps is what the capture misses (nil when complete): the figures
+	// are of the records that arrived, which a report must say first.
+	Gaps *sample.Gaps
 }
 
 // HotFunctions and TopCallers bound Analysis.Callers: the busiest
@@ -92,7 +95,7 @@ func Analyze(c *sample.Capture, img *elf.Image, opts Options) (*Analysis, error)
 
 // Analyze computes the figures of the symbolized samples.
 func (s *Symbolized) Analyze() *Analysis {
-	a := &Analysis{Samples: len(s.Capture.Records), LR: s.LR, Unwind: s.Unwind, Warnings: s.Warnings}
+	a := &Analysis{Samples: len(s.Capture.Records), LR: s.LR, Unwind: s.Unwind, Warnings: s.Warnings, Gaps: s.Capture.Gaps()}
 	busy, idle := 0, 0
 	regions := make(map[string]int)
 	libraries := make(map[string]int)

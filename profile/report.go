@@ -12,6 +12,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/internal/wording"
+	"github.com/tcmprof/tcmprof/sample"
 )
 
 // ReportOptions shapes WriteReport.
@@ -25,7 +26,11 @@ type ReportOptions struct {
 // LRs were trusted and how far stacks were unwound.
 func WriteReport(w io.Writer, a *Analysis, o ReportOptions) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "%s\n\n", a.Summary())
+	fmt.Fprintf(ew, "%s\n", a.Summary())
+	if a.Gaps != nil {
+		fmt.Fprintf(ew, "warning: %s\n", a.Gaps)
+	}
+	fmt.Fprintln(ew)
 	n := len(fmt.Sprint(a.Samples)) // the widest count, right-aligned
 	fmt.Fprintf(ew, "samples  %*d\n", n, a.Samples)
 	fmt.Fprintf(ew, "busy     %*d  %s\n", n, a.Busy.Count, a.Busy)
@@ -188,11 +193,13 @@ func WriteJSON(w io.Writer, a *Analysis) error {
 		LR        *lr               `json:"lr,omitempty"`
 		Unwind    *unwind           `json:"unwind,omitempty"`
 		Warnings  []string          `json:"warnings,omitempty"`
+		Missing   *sample.Gaps      `json:"missing,omitempty"`
 	}{
 		Samples: a.Samples, Busy: a.Busy, Idle: a.Idle, Regions: a.Regions, Libraries: a.Libraries, Functions: a.Functions,
 		Footprint: footprint{a.FlashFunctions, f.Lines, f.Bytes, f.Geometry.Size, f.Geometry.Ways, f.Geometry.LineSize, f.SetsOver, f.LinesOver, f.MaxPerSet},
 		Callers:   a.Callers,
 		Warnings:  a.Warnings,
+		Missing:   a.Gaps,
 	}
 	if a.LR.Records > 0 {
 		doc.LR = &lr{a.LR.Records, a.LR.Accepted(), a.LR.ByCFI, a.LR.ByCallTarget, a.LR.ExcReturn, a.LR.NoCall, a.LR.Stale}

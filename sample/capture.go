@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/tcmprof/tcmprof/internal/wording"
 )
 
 // Capture is one run's samples as the host received them.
@@ -107,6 +109,38 @@ func (c *Capture) MissingCount() uint64 {
 		n += uint64(m.Len())
 	}
 	return n
+}
+
+// Gaps is what a capture misses, as the commands that read one say it.
+type Gaps struct {
+	Records uint64  `json:"records"` // missing
+	Of      uint64  `json:"of"`      // the records the run holds, Span's length
+	Ranges  []Range `json:"ranges"`
+	// AtEnd says the run's last records are missing: a drain or stream
+	// cut short (a disconnect, a killed emulator) rather than lost frames.
+	AtEnd bool `json:"at_end"`
+}
+
+// Gaps says what c misses; nil when nothing is missing.
+func (c *Capture) Gaps() *Gaps {
+	if len(c.Missing) == 0 {
+		return nil
+	}
+	return &Gaps{Records: c.MissingCount(), Of: uint64(c.Span().Len()), Ranges: c.Missing,
+		AtEnd: c.Missing[len(c.Missing)-1].End == c.Span().End}
+}
+
+// String is the warning every command gives about an incomplete capture.
+func (g *Gaps) String() string {
+	where := "within the run"
+	switch {
+	case g.AtEnd && len(g.Ranges) == 1:
+		where = "at the end of the run"
+	case g.AtEnd:
+		where = "the last at the end of the run"
+	}
+	return fmt.Sprintf("%d of %d records missing (%s), indices %s (%s): the figures are of the %d that arrived",
+		g.Records, g.Of, wording.Percent(float64(g.Records)/float64(g.Of)), FormatRanges(g.Ranges, 10), where, g.Of-g.Records)
 }
 
 // Validate checks the rules every capture obeys: PC is among the fields

@@ -379,6 +379,19 @@ func (i *Instance) OpenSerial() (serial.Port, error) {
 // Done is closed when the emulator has exited.
 func (i *Instance) Done() <-chan struct{} { return i.done }
 
+// Freeze stops the emulator at once (SIGSTOP): the firmware and its UART
+// halt mid-byte, as a board whose host link hangs. Kill or Stop ends it.
+func (i *Instance) Freeze() error { return i.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Kill ends the emulator at once (SIGKILL), as a board pulled out or a
+// crashed emulator, and waits for it.
+func (i *Instance) Kill() {
+	i.stopOnce.Do(func() {
+		_ = i.cmd.Process.Kill()
+		<-i.done
+	})
+}
+
 // Stop ends the emulator (SIGTERM, then SIGKILL after two seconds) and
 // waits for it. It is safe to call more than once.
 func (i *Instance) Stop() {
