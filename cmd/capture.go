@@ -72,7 +72,9 @@ frames is shown on stderr (--quiet counts it instead).
 --port auto looks for the USB serial port with --vid/--pid (default
 2fe3:0001, Zephyr's default USB ids), narrowed by --serial and --product.
 When several ports match (the Zephyr console and the sampler's port share
-the ids), each gets one STATUS command and the one that answers is used.`,
+the ids), each gets one STATUS command and the one that answers is used.
+A port another tcmprof (or another program holding a lock on it) has open
+is refused, naming the process.`,
 		Example: `  tcmprof capture --port auto -o before.tcmcap
   tcmprof capture --port /dev/ttyACM0 --rate 20000 --jitter 10 --fields pc,lr --samples 16384 -o run.tcmcap
   tcmprof capture --port /dev/ttyACM0 --mode stream --duration 30s -o long.tcmcap

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -469,5 +470,37 @@ func TestCaptureSignalsDuringDrain(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Two captures on one port: the second is refused at once, naming the
+// process that has the port, while the first goes on undisturbed.
+func TestCapturePortInUse(t *testing.T) {
+	d := scriptedDevice(4096, sampletest.Faults{StallAfter: 2000, Stall: 2 * time.Second})
+	port, _, _ := sampletest.ServePty(t, d)
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "first.raw")
+	first, firstErr := startTcmprof(t, "capture", "--port", port, "--timeout", "10s", "--raw", raw, "-o", filepath.Join(dir, "first.tcmcap"))
+	waitFor(t, "the first capture's drain", func() bool {
+		fi, err := os.Stat(raw)
+		return err == nil && fi.Size() > 1000
+	})
+	for _, args := range [][]string{
+		{"capture", "--port", port, "-o", filepath.Join(dir, "second.tcmcap")},
+		{"capture", "--port", port, "--attach", "-o", filepath.Join(dir, "second.tcmcap")},
+	} {
+		code, _, stderr := tcmprof(args...)
+		want := fmt.Sprintf("tcmprof: opening %s: the port is in use by PID %d (", port, first.Process.Pid)
+		if code != 1 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v while another capture drains: exit %d\n%s\nwant %q...", args, code, stderr, want)
+		}
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatalf("the first capture: %v\n%s", err, firstErr)
+	}
+	checkCaptureFile(t, d, filepath.Join(dir, "first.tcmcap"), 4096)
+	// The port is free again.
+	if code, _, stderr := tcmprof("capture", "--port", port, "--samples", "100", "-o", filepath.Join(dir, "third.tcmcap")); code != 0 {
+		t.Errorf("capture after the first ended: exit %d\n%s", code, stderr)
 	}
 }

@@ -4,7 +4,9 @@ package sample
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -21,13 +23,51 @@ const (
 )
 
 // OpenPort opens a serial device (a USB CDC-ACM tty, a UART, or a pty) in
-// raw mode at baud. On CDC-ACM the baud rate is ignored by the link.
+// raw mode at baud, for this process alone (see lockPort): a device another
+// process has is refused, naming it. On CDC-ACM the baud rate is ignored by
+// the link.
 func OpenPort(path string, baud int) (serial.Port, error) {
-	p, err := serial.Open(path, &serial.Mode{BaudRate: baud})
+	lock, err := lockPort(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
-	return p, nil
+	p, err := serial.Open(path, &serial.Mode{BaudRate: baud})
+	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
+		var pe *serial.PortError
+		if errors.As(err, &pe) && pe.Code() == serial.PortBusy { // another process's TIOCEXCL
+			err = errPortInUse(path)
+		}
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if lock == nil {
+		return p, nil
+	}
+	return &lockedPort{p, lock}, nil
+}
+
+// errPortInUse says that another process has the device at path, and
+// which (see portHolders), so the user can end it or wait for it.
+func errPortInUse(path string) error {
+	holders := portHolders(path)
+	if len(holders) == 0 {
+		return errors.New("the port is in use by another program; one program at a time can talk to the sampler")
+	}
+	return fmt.Errorf("the port is in use by %s; one program at a time can talk to the sampler", strings.Join(holders, ", "))
+}
+
+// lockedPort is a port and the lock that keeps it this process's.
+type lockedPort struct {
+	serial.Port
+	lock *os.File
+}
+
+func (p *lockedPort) Close() error {
+	err := p.Port.Close()
+	p.lock.Close()
+	return err
 }
 
 // PortInfo is one candidate serial port.
