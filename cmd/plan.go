@@ -99,10 +99,15 @@ writes to standard output, and the summary goes to standard error):
           (per unit of work for a capture tcmprof sim modelled)
 The padding is predicted for the layout of the chosen format, so ld and
 zephyr can not be asked for in one run. Entries a format can not express are
-listed on stderr. Files are written atomically.
+listed on stderr. The files are written all or none: when one can not be
+written, every old file is left as it was.
 
 --budget takes bytes or a size with a K, KiB, M or MiB suffix (32K = 32768);
-the default is all the ITCM the image leaves free.`,
+the default is all the ITCM the image leaves free. A budget that fits no
+candidate function is refused, naming the smallest one.
+
+The map file must come from the link that wrote the ELF: another build's
+map (the relinked image's, say) is refused.`,
 		Example: `  tcmprof plan --build-dir build before.tcmcap --budget 32K --format zephyr -o itcm.cmake --format json -o plan.json
   tcmprof plan --elf demo.elf --map demo.map --board qemu-demo run.tcmcap --format ld -o itcm.ld --format json -o plan.json
   tcmprof plan --build-dir build before.tcmcap --exclude 'z_impl_*' --exclude 'net_*.c' --format list -o plan.txt --svg curve.svg`,
