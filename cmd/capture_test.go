@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -243,6 +244,19 @@ func TestCaptureFlagErrors(t *testing.T) {
 	}
 }
 
+// startDraining starts a tcmprof capture process on port with args, a
+// --raw log at raw and a 10 s reply time-out, and returns once the raw log
+// holds more than minBytes: the drain has begun.
+func startDraining(t *testing.T, port, raw string, minBytes int64, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	p, stderr := startTcmprof(t, append([]string{"capture", "--port", port, "--timeout", "10s", "--raw", raw}, args...)...)
+	waitFor(t, "the drain to start", func() bool {
+		fi, err := os.Stat(raw)
+		return err == nil && fi.Size() > minBytes
+	})
+	return p, stderr
+}
+
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
@@ -288,11 +302,7 @@ func TestCaptureKilledLeavesNoPartialFile(t *testing.T) {
 	port, _, _ := sampletest.ServePty(t, d)
 	dir := t.TempDir()
 	raw := filepath.Join(dir, "k.raw")
-	p, _ := startTcmprof(t, "capture", "--port", port, "--timeout", "10s", "--raw", raw, "-o", filepath.Join(dir, "k.tcmcap"))
-	waitFor(t, "the drain to start", func() bool {
-		fi, err := os.Stat(raw)
-		return err == nil && fi.Size() > 3000
-	})
+	p, _ := startDraining(t, port, raw, 3000, "-o", filepath.Join(dir, "k.tcmcap"))
 	p.Process.Kill()
 	p.Wait()
 	if names := dirNames(t, dir); len(names) != 1 || names[0] != "k.raw" {
@@ -358,11 +368,7 @@ func TestCaptureKeepsRunWhenOutputFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := filepath.Join(t.TempDir(), "run.raw")
-	p, stderr := startTcmprof(t, "capture", "--port", port, "--timeout", "5s", "--raw", raw, "-o", filepath.Join(outDir, "run.tcmcap"))
-	waitFor(t, "the drain to start", func() bool {
-		fi, err := os.Stat(raw)
-		return err == nil && fi.Size() > 1000
-	})
+	p, stderr := startDraining(t, port, raw, 1000, "-o", filepath.Join(outDir, "run.tcmcap"))
 	if err := os.RemoveAll(outDir); err != nil {
 		t.Fatal(err)
 	}
@@ -429,11 +435,7 @@ func TestCaptureSignalsDuringDrain(t *testing.T) {
 			port, _, _ := sampletest.ServePty(t, d)
 			dir := t.TempDir()
 			out, raw := filepath.Join(dir, "run.tcmcap"), filepath.Join(t.TempDir(), "run.raw")
-			p, stderr := startTcmprof(t, "capture", "--port", port, "--timeout", "10s", "--raw", raw, "-o", out)
-			waitFor(t, "the drain to start", func() bool {
-				fi, err := os.Stat(raw)
-				return err == nil && fi.Size() > 1000
-			})
+			p, stderr := startDraining(t, port, raw, 1000, "-o", out)
 			for _, sig := range tc.signals {
 				p.Process.Signal(sig)
 				time.Sleep(300 * time.Millisecond)
@@ -480,11 +482,7 @@ func TestCapturePortInUse(t *testing.T) {
 	port, _, _ := sampletest.ServePty(t, d)
 	dir := t.TempDir()
 	raw := filepath.Join(dir, "first.raw")
-	first, firstErr := startTcmprof(t, "capture", "--port", port, "--timeout", "10s", "--raw", raw, "-o", filepath.Join(dir, "first.tcmcap"))
-	waitFor(t, "the first capture's drain", func() bool {
-		fi, err := os.Stat(raw)
-		return err == nil && fi.Size() > 1000
-	})
+	first, firstErr := startDraining(t, port, raw, 1000, "-o", filepath.Join(dir, "first.tcmcap"))
 	for _, args := range [][]string{
 		{"capture", "--port", port, "-o", filepath.Join(dir, "second.tcmcap")},
 		{"capture", "--port", port, "--attach", "-o", filepath.Join(dir, "second.tcmcap")},
