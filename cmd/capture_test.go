@@ -244,17 +244,29 @@ func TestCaptureFlagErrors(t *testing.T) {
 	}
 }
 
-// startDraining starts a tcmprof capture process on port with args, a
-// --raw log at raw and a 10 s reply time-out, and returns once the raw log
-// holds more than minBytes: the drain has begun.
-func startDraining(t *testing.T, port, raw string, minBytes int64, args ...string) (*exec.Cmd, *bytes.Buffer) {
+// drainingCapture is a tcmprof capture process caught in its drain, and
+// the scripted device it drains.
+type drainingCapture struct {
+	device *sampletest.Device
+	port   string
+	proc   *exec.Cmd
+	stderr *bytes.Buffer
+}
+
+// startDraining serves a device of 4096 PC records whose drain stalls for
+// stall once stallAfter bytes are sent, starts a tcmprof capture process on
+// it with args, a --raw log at raw and a 10 s reply time-out, and returns
+// once the raw log holds half of stallAfter: the drain has begun.
+func startDraining(t *testing.T, stallAfter int64, stall time.Duration, raw string, args ...string) drainingCapture {
 	t.Helper()
+	d := scriptedDevice(4096, sampletest.Faults{StallAfter: stallAfter, Stall: stall})
+	port, _, _ := sampletest.ServePty(t, d)
 	p, stderr := startTcmprof(t, append([]string{"capture", "--port", port, "--timeout", "10s", "--raw", raw}, args...)...)
 	waitFor(t, "the drain to start", func() bool {
 		fi, err := os.Stat(raw)
-		return err == nil && fi.Size() > minBytes
+		return err == nil && fi.Size() > stallAfter/2
 	})
-	return p, stderr
+	return drainingCapture{d, port, p, stderr}
 }
 
 func waitFor(t testing.TB, what string, cond func() bool) {
@@ -298,13 +310,10 @@ func TestCaptureStreamInterrupt(t *testing.T) {
 // A capture killed (SIGKILL) in the middle of its drain leaves no capture
 // file and no temporary file behind: only the raw byte log.
 func TestCaptureKilledLeavesNoPartialFile(t *testing.T) {
-	d := scriptedDevice(4096, sampletest.Faults{StallAfter: 4000, Stall: 5 * time.Second})
-	port, _, _ := sampletest.ServePty(t, d)
 	dir := t.TempDir()
-	raw := filepath.Join(dir, "k.raw")
-	p, _ := startDraining(t, port, raw, 3000, "-o", filepath.Join(dir, "k.tcmcap"))
-	p.Process.Kill()
-	p.Wait()
+	c := startDraining(t, 4000, 5*time.Second, filepath.Join(dir, "k.raw"), "-o", filepath.Join(dir, "k.tcmcap"))
+	c.proc.Process.Kill()
+	c.proc.Wait()
 	if names := dirNames(t, dir); len(names) != 1 || names[0] != "k.raw" {
 		t.Errorf("after SIGKILL the directory holds %v", names)
 	}
@@ -359,16 +368,14 @@ func TestCaptureSamplesOverCapacity(t *testing.T) {
 // away during the drain), the records are kept in the temporary directory
 // and the error says where.
 func TestCaptureKeepsRunWhenOutputFails(t *testing.T) {
-	d := scriptedDevice(4096, sampletest.Faults{StallAfter: 2000, Stall: time.Second})
-	port, _, _ := sampletest.ServePty(t, d)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	outDir := filepath.Join(t.TempDir(), "out")
 	if err := os.Mkdir(outDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	raw := filepath.Join(t.TempDir(), "run.raw")
-	p, stderr := startDraining(t, port, raw, 1000, "-o", filepath.Join(outDir, "run.tcmcap"))
+	c := startDraining(t, 2000, time.Second, filepath.Join(t.TempDir(), "run.raw"), "-o", filepath.Join(outDir, "run.tcmcap"))
+	p, stderr, d := c.proc, c.stderr, c.device
 	if err := os.RemoveAll(outDir); err != nil {
 		t.Fatal(err)
 	}
@@ -431,11 +438,9 @@ func TestCaptureSignalsDuringDrain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// The device stalls 3 s into its drain, within the 10 s reply
 			// time-out: the signals come while the drain waits.
-			d := scriptedDevice(4096, sampletest.Faults{StallAfter: 2000, Stall: 3 * time.Second})
-			port, _, _ := sampletest.ServePty(t, d)
-			dir := t.TempDir()
-			out, raw := filepath.Join(dir, "run.tcmcap"), filepath.Join(t.TempDir(), "run.raw")
-			p, stderr := startDraining(t, port, raw, 1000, "-o", out)
+			out := filepath.Join(t.TempDir(), "run.tcmcap")
+			run := startDraining(t, 2000, 3*time.Second, filepath.Join(t.TempDir(), "run.raw"), "-o", out)
+			p, stderr, d := run.proc, run.stderr, run.device
 			for _, sig := range tc.signals {
 				p.Process.Signal(sig)
 				time.Sleep(300 * time.Millisecond)
@@ -478,11 +483,9 @@ func TestCaptureSignalsDuringDrain(t *testing.T) {
 // Two captures on one port: the second is refused at once, naming the
 // process that has the port, while the first goes on undisturbed.
 func TestCapturePortInUse(t *testing.T) {
-	d := scriptedDevice(4096, sampletest.Faults{StallAfter: 2000, Stall: 2 * time.Second})
-	port, _, _ := sampletest.ServePty(t, d)
 	dir := t.TempDir()
-	raw := filepath.Join(dir, "first.raw")
-	first, firstErr := startDraining(t, port, raw, 1000, "-o", filepath.Join(dir, "first.tcmcap"))
+	c := startDraining(t, 2000, 2*time.Second, filepath.Join(dir, "first.raw"), "-o", filepath.Join(dir, "first.tcmcap"))
+	first, firstErr, d, port := c.proc, c.stderr, c.device, c.port
 	for _, args := range [][]string{
 		{"capture", "--port", port, "-o", filepath.Join(dir, "second.tcmcap")},
 		{"capture", "--port", port, "--attach", "-o", filepath.Join(dir, "second.tcmcap")},
