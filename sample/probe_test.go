@@ -35,6 +35,19 @@ func TestFindPortProbesTwinPorts(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "none answered the sampler protocol") {
 		t.Fatalf("two consoles: err = %v, want a 'none answered' error", err)
 	}
+
+	// The sampler's port in use (here by this process, on a port of its
+	// own): the probe leaves it alone, and the error says why it did not
+	// answer.
+	held, err := sample.OpenPort(samplerPath, 115200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	_, err = sample.FindPort([]sample.PortInfo{console, sampler}, match, probe)
+	if want := "opening " + samplerPath + ": the port is in use"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("sampler's port in use: err = %v, want %q", err, want)
+	}
 }
 
 // fakeConsole is a pty whose far end behaves like a shell: it echoes what it

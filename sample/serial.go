@@ -101,9 +101,10 @@ func ListPorts() ([]PortInfo, error) {
 // FindPort picks the one port that matches m. When several match (a Zephyr
 // image with the sampler has two CDC-ACM ports with the same USB ids: the
 // console and the sampler's), probe, when not nil, is asked of each; the
-// one port it accepts wins. None or several is an error that lists the
-// candidates, so the user can pass --port or narrow the match.
-func FindPort(ports []PortInfo, m PortMatch, probe func(PortInfo) bool) (PortInfo, error) {
+// one port it accepts (nil error) wins. None or several is an error that
+// lists the candidates (and, when none answered, why each did not: one may
+// be in use), so the user can pass --port or narrow the match.
+func FindPort(ports []PortInfo, m PortMatch, probe func(PortInfo) error) (PortInfo, error) {
 	var found []PortInfo
 	for _, p := range ports {
 		if p.IsUSB && eqFold(m.VID, p.USB.VID) && eqFold(m.PID, p.USB.PID) &&
@@ -114,8 +115,11 @@ func FindPort(ports []PortInfo, m PortMatch, probe func(PortInfo) bool) (PortInf
 	}
 	if len(found) > 1 && probe != nil {
 		var answering []PortInfo
+		var why []string
 		for _, p := range found {
-			if probe(p) {
+			if err := probe(p); err != nil {
+				why = append(why, err.Error())
+			} else {
 				answering = append(answering, p)
 			}
 		}
@@ -125,7 +129,8 @@ func FindPort(ports []PortInfo, m PortMatch, probe func(PortInfo) bool) (PortInf
 		if len(answering) > 1 {
 			found = answering
 		} else {
-			return PortInfo{}, fmt.Errorf("%d serial ports with %s, and none answered the sampler protocol: %s (is the sampler enabled in the firmware? pass --port PATH)", len(found), describeMatch(m), describePorts(found))
+			return PortInfo{}, fmt.Errorf("%d serial ports with %s, and none answered the sampler protocol: %s (%s; is the sampler enabled in the firmware? pass --port PATH)",
+				len(found), describeMatch(m), describePorts(found), strings.Join(why, "; "))
 		}
 	}
 	if len(found) == 1 {
@@ -143,19 +148,22 @@ func FindPort(ports []PortInfo, m PortMatch, probe func(PortInfo) bool) (PortInf
 
 // StatusProbe returns a FindPort probe that opens a port, sends one STATUS
 // command and accepts the port if a HEADER comes back within timeout. A
-// console port only sees one short binary line it ignores.
-func StatusProbe(baud int, timeout time.Duration) func(PortInfo) bool {
-	return func(p PortInfo) bool {
+// console port only sees one short binary line it ignores. A port another
+// process has is not opened (see OpenPort), and the error says who has it.
+func StatusProbe(baud int, timeout time.Duration) func(PortInfo) error {
+	return func(p PortInfo) error {
 		port, err := OpenPort(p.Path, baud)
 		if err != nil {
-			return false
+			return err
 		}
 		s := NewSession(port, nil, Timeouts{Reply: timeout, Retries: 0, Poll: timeout, LogFlush: timeout})
 		defer s.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*timeout)
 		defer cancel()
-		_, err = s.Status(ctx)
-		return err == nil
+		if _, err = s.Status(ctx); err != nil {
+			return fmt.Errorf("%s: %w", p.Path, err)
+		}
+		return nil
 	}
 }
 
