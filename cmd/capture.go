@@ -50,24 +50,23 @@ did not, releases the device's buffer (DONE) and writes the capture file
 atomically.
 
 Snapshot mode (the default) samples into the device's buffer until it is
-full, --samples or --duration is reached, or Ctrl-C; then drains (a Ctrl-C
-during the drain finishes it; a second one stops at once and writes what
-arrived; SIGTERM counts as Ctrl-C). A run that still takes samples is
-waited for however slowly it goes (an emulator on a busy host); one that
-takes none for longer than the whole run should take is stopped. A command
-is sent again after --timeout (doubling with each try) without frames from
-the device (log text does not count). Stream mode sends records while
-sampling, until --samples, --duration or Ctrl-C.
+full, --samples or --duration is reached, or Ctrl-C; then drains. A run
+that still takes samples is waited for however slowly it goes (an emulator
+on a busy host); one that takes none for longer than the whole run should
+take is stopped. A command is sent again after --timeout (doubling with each
+try) without frames from the device (log text does not count). Stream mode
+sends records while sampling, until --samples, --duration or Ctrl-C.
 --attach drains what the device already holds (or an ongoing run) without
-starting one.
+starting one. A Ctrl-C during the drain finishes it; a second one stops at
+once and writes what arrived. SIGTERM counts as Ctrl-C.
 
 If the device disconnects or records cannot be recovered, the records that
 arrived are still written, with the missing index ranges, the command says
 which are missing and exits non-zero; --resume FILE later fetches them if
 the device still holds the run. If -o cannot be written at the end after
 all, the capture is kept in a new file in the temporary directory, named in
-the error. Log text the firmware prints between
-frames is shown on stderr (--quiet counts it instead).
+the error. Log text the firmware prints between frames is shown on stderr
+(--quiet counts it instead).
 
 --port auto looks for the USB serial port with --vid/--pid (default
 2fe3:0001, Zephyr's default USB ids), narrowed by --serial and --product.
@@ -188,15 +187,8 @@ func runCapture(o *captureOptions, s Streams) error {
 	if previous == nil {
 		c.Host = host
 	}
-	if werr := writeOutput(s, o.out, c.Write); werr != nil {
-		// The output was checked before the run, yet it failed (the
-		// directory went away, the disk filled, standard output was
-		// closed): the run is kept anyway.
-		kept, kerr := keepCapture(c)
-		if kerr != nil {
-			return fmt.Errorf("%w, and keeping the capture elsewhere failed too: %v (the raw bytes are in %s)", werr, kerr, orNone(o.device.raw))
-		}
-		return fmt.Errorf("%w; the capture is kept in %s", werr, kept)
+	if werr := writeCapture(s, o.out, c, o.device.raw); werr != nil {
+		return werr
 	}
 	fmt.Fprintf(s.Err, "%s: %s\n", outputName(o.out), summary(c))
 	// Only now that the file is safe may the device forget the run.
@@ -243,8 +235,25 @@ func (o *captureOptions) warnOverCapacity(ui *captureUI) func(*sample.Header) {
 	}
 }
 
-// keepCapture writes c to a new file in the temporary directory, for a
-// capture whose output could not be written, and returns its path.
+// writeCapture writes c to path (checked before the run; "-" is standard
+// output) as capture and top do. When that fails after all (the directory
+// went away, the disk filled, standard output was closed), the run is kept
+// in a new file in the temporary directory, and the error says where; raw
+// is the --raw file, for when even that fails.
+func writeCapture(s Streams, path string, c *sample.Capture, raw string) error {
+	werr := writeOutput(s, path, c.Write)
+	if werr == nil {
+		return nil
+	}
+	kept, kerr := keepCapture(c)
+	if kerr != nil {
+		return fmt.Errorf("%w, and keeping the capture elsewhere failed too: %v (the raw bytes are in %s)", werr, kerr, orNone(raw))
+	}
+	return fmt.Errorf("%w; the capture is kept in %s", werr, kept)
+}
+
+// keepCapture writes c to a new file in the temporary directory and
+// returns its path.
 func keepCapture(c *sample.Capture) (string, error) {
 	f, err := os.CreateTemp("", "tcmprof-*.tcmcap") // a name of its own; WriteFile replaces it whole
 	if err != nil {

@@ -328,8 +328,8 @@ func (r *topRun) finish(s Streams) error {
 	}
 	if r.o.out != "" {
 		c.Host = r.dev.host
-		if werr := sample.WriteFile(r.o.out, c); werr != nil {
-			return fmt.Errorf("writing %s: %w (the raw bytes are in %s)", r.o.out, werr, orNone(r.o.device.raw))
+		if werr := writeCapture(s, r.o.out, c, r.o.device.raw); werr != nil {
+			return werr
 		}
 		fmt.Fprintf(s.Err, "%s: %s\n", r.o.out, summary(c))
 	}
