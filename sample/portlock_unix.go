@@ -7,6 +7,7 @@ package sample
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,23 +19,33 @@ import (
 // descriptor of its own, so that two tcmprof processes never talk to one
 // sampler at once (their frames would interleave, and each would take the
 // other's answers). The serial library's TIOCEXCL does not stop root, and
-// the lock does. The lock lasts until the returned file is closed; a nil
-// file means the device could not be opened for locking, and opening it
+// the lock does. The lock lasts until the returned closer is closed; a nil
+// closer means the device could not be opened for locking, and opening it
 // for real will say why.
-func lockPort(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
+//
+// The descriptor is a bare one, not an *os.File: Go puts an *os.File on a
+// tty in its network poller, and then every byte the device sends wakes
+// the runtime (edge-triggered) although nothing reads it there; at 100 kHz
+// that was a thousand wake-ups a second.
+func lockPort(path string) (io.Closer, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOCTTY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		syscall.Close(fd)
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, errPortInUse(path)
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	return f, nil
+	return portLock(fd), nil
 }
+
+// portLock is the descriptor that holds a port's flock.
+type portLock int
+
+func (l portLock) Close() error { return syscall.Close(int(l)) }
 
 // portHolders lists "PID n (command)" for the other processes that have
 // the device at path open.

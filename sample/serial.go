@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 	"time"
 
@@ -61,7 +61,7 @@ func errPortInUse(path string) error {
 // lockedPort is a port and the lock that keeps it this process's.
 type lockedPort struct {
 	serial.Port
-	lock *os.File
+	lock io.Closer
 }
 
 func (p *lockedPort) Close() error {
