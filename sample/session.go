@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -86,14 +87,15 @@ var errTimeout = errors.New("time-out")
 // Session speaks the protocol over one connection. It is not safe for
 // concurrent use; one goroutine reads the connection in the background.
 type Session struct {
-	conn     io.ReadWriteCloser
-	timeouts Timeouts
-	dec      *Decoder
-	chunks   chan []byte
-	readErr  error // why the stream ended; valid once chunks is closed
-	pending  []Event
-	lastData time.Time // when bytes last came
-	flushed  bool      // the decoder was told the line is idle since then
+	conn       io.ReadWriteCloser
+	timeouts   Timeouts
+	dec        *Decoder
+	in         *inbox
+	readerDone chan struct{} // closed when the reader has stopped
+	spare      []byte        // the buffer the inbox fills next
+	pending    []Event
+	lastData   time.Time // when bytes last came
+	flushed    bool      // the decoder was told the line is idle since then
 
 	// OnLog receives each line of log text from the device.
 	OnLog func(line string)
@@ -135,81 +137,105 @@ type Session struct {
 // NewSession starts reading conn. Every byte read is first written to raw
 // when it is not nil, so a capture survives a decoder bug.
 func NewSession(conn io.ReadWriteCloser, raw io.Writer, t Timeouts) *Session {
-	s := &Session{conn: conn, timeouts: t, dec: NewDecoder(FieldPC), chunks: make(chan []byte), received: make(chan chan *Capture)}
-	read := make(chan []byte, 64)
-	go s.read(raw, read)
-	go relay(read, s.chunks)
+	s := &Session{conn: conn, timeouts: t, dec: NewDecoder(FieldPC), in: newInbox(), readerDone: make(chan struct{}), received: make(chan chan *Capture)}
+	go s.read(raw)
 	return s
 }
 
-// relay hands the reader's chunks on in order, holding as many as the
-// session has not taken yet, so that the reader never waits for the
+// inbox holds the bytes the reader has read and the session has not
+// taken yet, as many as there are, so that the reader never waits for the
 // session. While the session writes a command, the device may be writing
 // too (the answers to earlier ones); a device that cannot write does not
 // read, and a session that waited for it to read while its reader waited
-// for the session would wait for ever.
-func relay(in <-chan []byte, out chan<- []byte) {
-	defer close(out)
-	var held [][]byte
-	for in != nil || len(held) > 0 {
-		var send chan<- []byte
-		var next []byte
-		if len(held) > 0 {
-			send, next = out, held[0]
-		}
-		select {
-		case c, ok := <-in:
-			if !ok {
-				in = nil
-				continue
-			}
-			held = append(held, c)
-		case send <- next:
-			held = held[1:]
-		}
+// for the session would wait for ever. A session that is busy takes all
+// that came meanwhile at once, and nobody wakes it for each read.
+type inbox struct {
+	mu     sync.Mutex
+	held   []byte
+	err    error // why reading ended; set once, with ended
+	ended  bool
+	arrive chan struct{} // holds a token while there is news to take
+}
+
+func newInbox() *inbox { return &inbox{arrive: make(chan struct{}, 1)} }
+
+func (b *inbox) put(p []byte) {
+	b.mu.Lock()
+	b.held = append(b.held, p...)
+	b.mu.Unlock()
+	b.notify()
+}
+
+func (b *inbox) end(err error) {
+	b.mu.Lock()
+	b.err, b.ended = err, true
+	b.mu.Unlock()
+	b.notify()
+}
+
+func (b *inbox) notify() {
+	select {
+	case b.arrive <- struct{}{}:
+	default: // a token is already there
 	}
 }
 
-func (s *Session) read(raw io.Writer, out chan<- []byte) {
-	defer close(out)
+// take returns the bytes held, handing spare over to hold the next ones
+// (the caller is done with it), and whether reading has ended and why.
+func (b *inbox) take(spare []byte) (held []byte, ended bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	held, b.held = b.held, spare[:0]
+	return held, b.ended, b.err
+}
+
+func (s *Session) read(raw io.Writer) {
+	defer close(s.readerDone)
+	buf := make([]byte, readSize)
 	for {
-		buf := make([]byte, 4096)
 		n, err := s.conn.Read(buf)
 		if n > 0 {
 			if raw != nil {
 				if _, werr := raw.Write(buf[:n]); werr != nil {
-					s.readErr = fmt.Errorf("writing the raw byte log: %w", werr)
+					s.in.end(fmt.Errorf("writing the raw byte log: %w", werr))
 					return
 				}
 			}
-			out <- buf[:n]
+			s.in.put(buf[:n])
 		}
 		if err != nil {
-			s.readErr = err
+			s.in.end(err)
 			return
 		}
-		if n < len(buf)/2 && s.streaming.Load() {
+		if n < readFull && s.streaming.Load() {
 			time.Sleep(readCoalesce)
 		}
 	}
 }
 
-// readCoalesce is how long the reader waits after a short read (under half
-// its buffer), while a stream run goes, before it reads again. A stream
+// readSize is what the reader asks for. A tty hands over at most what its
+// line discipline buffers, 4 KB less a byte; a read of readFull or more
+// emptied a buffer that may have filled, so the next read comes at once.
+const (
+	readSize = 4096
+	readFull = readSize * 7 / 8
+)
+
+// readCoalesce is how long the reader waits after a read that did not fill
+// its buffer, while a stream run goes, before it reads again. A stream
 // trickles in small frames (at 100 kHz, PC+LR, about a thousand a second,
 // each its own read): waiting lets the kernel gather them, so the host
 // wakes two hundred times a second instead of a thousand, which is most of
 // what a fast stream costs it. The bytes wait at most this long; a reply is
-// handed on at once (the wait is after it). A tty buffers 4 KB, 11 ms of
-// that stream; a faster one fills half the buffer in the wait and is read
-// again at once. Drains, which burst, are not slowed.
+// handed on at once (the wait is after it). A tty buffers 4 KB, 7 ms of
+// that stream; a faster one fills the buffer in the wait and is read again
+// at once. Drains, which burst, are not slowed.
 const readCoalesce = 5 * time.Millisecond
 
 // Close closes the connection and waits for the reader to stop.
 func (s *Session) Close() error {
 	err := s.conn.Close()
-	for range s.chunks {
-	}
+	<-s.readerDone
 	return err
 }
 
@@ -292,16 +318,24 @@ func (s *Session) next(ctx context.Context, to *timeout) (Frame, error) {
 		case reply := <-s.received:
 			timer.Stop()
 			reply <- s.receivedSoFar()
-		case c, ok := <-s.chunks:
+		case <-s.in.arrive:
 			timer.Stop()
-			if !ok {
-				return nil, &DisconnectError{s.readErr}
+			c, ended, err := s.in.take(s.spare)
+			s.spare = c
+			if len(c) > 0 {
+				s.lastData, s.flushed = time.Now(), false
+				if to.extend > 0 && bytes.IndexByte(c, 0) >= 0 {
+					to.at = s.lastData.Add(to.extend)
+				}
+				s.queue(s.dec.Feed(c))
 			}
-			s.lastData, s.flushed = time.Now(), false
-			if to.extend > 0 && bytes.IndexByte(c, 0) >= 0 {
-				to.at = s.lastData.Add(to.extend)
+			if ended {
+				s.in.notify() // the end stays news: for the frames still pending, and for every later wait
+				if len(s.pending) > 0 {
+					continue
+				}
+				return nil, &DisconnectError{err}
 			}
-			s.queue(s.dec.Feed(c))
 		case <-timer.C:
 		}
 	}
