@@ -14,18 +14,13 @@ import (
 // TestPlansJudgedByTheModel is scripts/judge.sh on a smaller window: the
 // demo is traced and modelled, the capture the board would take is written
 // from the model (samples every N modelled cycles), and plans made from it
-// with each objective are relinked, traced and modelled again. The stalls
-// plan, made from samples only, must stay within 5 % of the reference
-// ranked by the model's own misses per byte at 4, 8 and 32 KB, and within
-// 2 % of density-greedy (the Teensy report's method).
-//
-// Issue 11's bar is stricter: no worse than density-greedy at all, and at
-// 32 KB within 5 % of the image with all hot code in ITCM. On the reshaped
-// workload (67 KB of hot code, like the report's) neither holds every
-// time: this short window's stalls plan has been 1 % above density-greedy
-// at 4 KB, and no 32 KB plan, the reference included, comes within 10 % of
-// all hot code in ITCM. Both gaps are logged with the table and stated in
-// docs/placement.md; the issue stays open on them.
+// with each objective are relinked, traced and modelled again. It asserts
+// issue 11's bar: the stalls plan, made from samples only, is no worse than
+// density-greedy (the Teensy report's method) at 4, 8, 16 and 32 KB
+// (scripts/judge.sh also judges the full ITCM), within 5 %
+// of the reference ranked by the model's own misses per byte at 4 and 8 KB,
+// and at 32 KB within 5 % of the image with all hot code in ITCM. QEMU runs
+// with -icount and sleep=off, so every run models the same trace.
 func TestPlansJudgedByTheModel(t *testing.T) {
 	skipWithoutQEMU(t)
 	dir := t.TempDir()
@@ -85,7 +80,7 @@ func TestPlansJudgedByTheModel(t *testing.T) {
 	var table strings.Builder
 	fmt.Fprintf(&table, "stock %.0f cycles per echo; all hot code in ITCM (%d B) %.0f\n", base.CyclesPerUnit, hotBytes, allHot.CyclesPerUnit)
 	fmt.Fprintf(&table, "budget  density-greedy  stalls  reference (misses)\n")
-	for _, budget := range []string{"4K", "8K", "32K"} {
+	for _, budget := range []string{"4K", "8K", "16K", "32K"} {
 		cycles := map[string]float64{}
 		for _, obj := range []string{"density", "stalls", "misses"} {
 			args := []string{"--objective", obj, "--budget", budget}
@@ -96,14 +91,19 @@ func TestPlansJudgedByTheModel(t *testing.T) {
 			cycles[obj] = res.CyclesPerUnit
 		}
 		fmt.Fprintf(&table, "%6s  %14.0f  %6.0f  %18.0f\n", budget, cycles["density"], cycles["stalls"], cycles["misses"])
-		if s, d := cycles["stalls"], cycles["density"]; s > 1.02*d {
-			t.Errorf("%s: the stalls plan takes %.0f cycles per echo, density-greedy %.0f (%+.1f %%, over 2 %%)", budget, s, d, 100*(s/d-1))
+		if s, d := cycles["stalls"], cycles["density"]; s > d {
+			t.Errorf("%s: the stalls plan takes %.0f cycles per echo, density-greedy %.0f (%+.1f %%)", budget, s, d, 100*(s/d-1))
 		}
-		if s, m := cycles["stalls"], cycles["misses"]; s > 1.05*m {
-			t.Errorf("%s: the stalls plan takes %.0f cycles per echo, the reference %.0f (%+.1f %%, over 5 %%)", budget, s, m, 100*(s/m-1))
-		}
-		if budget == "32K" {
-			fmt.Fprintf(&table, "32K stalls plan vs all hot code in ITCM: %+.1f %%\n", 100*(cycles["stalls"]/allHot.CyclesPerUnit-1))
+		switch s, m, h := cycles["stalls"], cycles["misses"], allHot.CyclesPerUnit; budget {
+		case "4K", "8K":
+			if s > 1.05*m {
+				t.Errorf("%s: the stalls plan takes %.0f cycles per echo, the reference %.0f (%+.1f %%, over 5 %%)", budget, s, m, 100*(s/m-1))
+			}
+		case "32K":
+			fmt.Fprintf(&table, "32K stalls plan vs all hot code in ITCM: %+.1f %%\n", 100*(s/h-1))
+			if s > 1.05*h {
+				t.Errorf("32K: the stalls plan takes %.0f cycles per echo, all hot code in ITCM %.0f (%+.1f %%, over 5 %%)", s, h, 100*(s/h-1))
+			}
 		}
 	}
 	t.Logf("modelled cycles per echo:\n%s", table.String())
