@@ -3,6 +3,7 @@
 package elf
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
@@ -134,6 +135,9 @@ type Unwinder struct {
 	// tails are the image's tail calls (B.W to a function's start), by
 	// the function they branch to.
 	tails map[uint32][]CallEdge
+	// frameless are the starts of the functions without CFI whose code
+	// leaves SP and LR alone (framelessLeaf).
+	frameless map[uint32]bool
 }
 
 // NewUnwinder reads im's CFI and tail calls. An image without
@@ -152,7 +156,79 @@ func NewUnwinder(im *Image) (*Unwinder, error) {
 	for _, e := range tails {
 		u.tails[e.Callee] = append(u.tails[e.Callee], e)
 	}
+	if cfi != nil {
+		u.frameless = map[uint32]bool{}
+		for _, f := range im.Functions() {
+			if _, err := cfi.fdes.FDEForPC(uint64(f.Addr)); err != nil && !f.Veneer && framelessLeaf(im.Bytes, f) {
+				u.frameless[f.Addr] = true
+			}
+		}
+	}
 	return u, nil
+}
+
+// framelessLeaf reports whether f's code provably leaves SP and LR alone:
+// no call, no push or pop, no instruction that writes SP or LR or
+// addresses memory through SP. Such a function (the C library's assembly
+// memcpy, memset, strlen) needs no CFI to be unwound: at each of its
+// instructions the caller's return address is in LR and its CFA is SP.
+// The test errs towards "no": an instruction whose register fields could
+// name SP or LR in any encoding counts as touching them, so an unusual
+// leaf only stops the walk, as a function without CFI always did.
+func framelessLeaf(code CodeReader, f *Function) bool {
+	ins := Instructions(code, f.Addr, f.Size)
+	if f.Size == 0 || len(ins) == 0 || ins[len(ins)-1].Addr+ins[len(ins)-1].Size != f.Addr+f.Size {
+		return false // not all of it decodes
+	}
+	for _, in := range ins {
+		b, ok := code(in.Addr, in.Size)
+		if !ok || in.Flow == FlowCall {
+			return false
+		}
+		h1 := binary.LittleEndian.Uint16(b)
+		if in.Size == 2 {
+			if touchesSPOrLR16(h1) {
+				return false
+			}
+		} else if touchesSPOrLR32(h1, binary.LittleEndian.Uint16(b[2:])) {
+			return false
+		}
+	}
+	return true
+}
+
+// touchesSPOrLR16 is framelessLeaf's test of a 16-bit Thumb instruction
+// (ARMv7-M ARM, A5.2): ADD/SUB SP, PUSH, POP, and the high-register
+// ADD and MOV into SP or LR.
+func touchesSPOrLR16(h uint16) bool {
+	switch {
+	case h&0xFF00 == 0xB000, // ADD/SUB SP, SP, #imm
+		h&0xFE00 == 0xB400, // PUSH
+		h&0xFE00 == 0xBC00: // POP
+		return true
+	case h&0xFD00 == 0x4400: // ADD Rdn, Rm / MOV Rd, Rm (high registers)
+		rd := (h>>4)&8 | h&7
+		return rd == regSP || rd == regLR
+	}
+	return false
+}
+
+// touchesSPOrLR32 is framelessLeaf's test of a 32-bit Thumb instruction:
+// SP as the base register (loads, stores, LDM/STM, VPUSH/VPOP, ADD/SUB
+// SP), SP or LR in the destination fields of data processing (bits
+// 11:8) and loads (bits 15:12), LR or SP in an LDM's register list, and
+// MSR (which may write the stack pointers).
+func touchesSPOrLR32(h1, h2 uint16) bool {
+	rd, rt := (h2>>8)&0xF, h2>>12
+	switch {
+	case h1&0xF == regSP,
+		rd == regSP || rd == regLR,
+		rt == regSP || rt == regLR,
+		h1&0xFE50 == 0xE810 && h2&0x6000 != 0, // LDM/LDMDB loading SP or LR
+		h1&0xFFE0 == 0xF380:                   // MSR
+		return true
+	}
+	return false
 }
 
 // HasCFI reports whether the image has call-frame information at all.
@@ -343,12 +419,13 @@ func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (Un
 }
 
 // frameRules are the CFI rules in force at pc. A GNU ld long-branch veneer
-// has no CFI but needs none: it touches neither SP nor LR, so its caller's
-// return address is in LR and its CFA is SP, the CIE's initial rules.
+// and a frameless leaf (framelessLeaf) have no CFI but need none: they
+// touch neither SP nor LR, so the caller's return address is in LR and
+// the CFA is SP, the CIE's initial rules.
 func (u *Unwinder) frameRules(pc uint32) (*frame.FrameContext, UnwindStop, bool) {
 	fde, err := u.cfi.fdes.FDEForPC(uint64(pc))
 	if err != nil {
-		if f := u.functionAt(pc); f != nil && f.Veneer {
+		if f := u.functionAt(pc); f != nil && (f.Veneer || u.frameless[f.Addr]) {
 			return &frame.FrameContext{CFA: frame.DWRule{Rule: frame.RuleCFA, Reg: regSP}, RetAddrReg: regLR}, 0, true
 		}
 		return nil, StopNoCFI, false

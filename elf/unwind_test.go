@@ -4,6 +4,7 @@ package elf
 
 import (
 	"encoding/binary"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -262,4 +263,122 @@ func FuzzUnwind(f *testing.F) {
 			}
 		}
 	})
+}
+
+var noCFIBuild = &testBuild{
+	prefix: "tcmprof-elf-nocfi",
+	src:    "testdata/nocfi",
+	recipe: []string{"unwind_test.go"},
+	build: func(src, out string) error {
+		gcc := func(args ...string) error {
+			return runIn(out, "arm-none-eabi-gcc", append(append([]string(nil), cflags...), args...)...)
+		}
+		if err := gcc("-c", filepath.Join(src, "main.c"), "-o", "main.o"); err != nil {
+			return err
+		}
+		if err := gcc("-c", filepath.Join(src, "leaf.S"), "-o", "leaf.o"); err != nil {
+			return err
+		}
+		return gcc("-nostdlib", "-nostartfiles", "-Wl,-Ttext=0x60000000", "-Wl,-e,main", "-o", "nocfi.elf", "main.o", "leaf.o")
+	},
+}
+
+// Code without CFI, called from C: in copy_words, which leaves SP and LR
+// alone like newlib's assembly memcpy, the walk goes on to main through
+// LR (as gdb's prologue analysis does); in pushing_sum, which saved LR
+// where no CFI says, it stops. Both PCs are the loops' loads.
+func TestUnwindThroughAFramelessLeafWithoutCFI(t *testing.T) {
+	path := filepath.Join(noCFIBuild.Dir(t), "nocfi.elf")
+	img, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := NewUnwinder(img)
+	if err != nil || !u.HasCFI() {
+		t.Fatalf("NewUnwinder: %v", err)
+	}
+	var copyLoad, sumLoad, mainCall uint32
+	var mainFn *Function
+	for _, in := range objdump(t, path) {
+		switch {
+		case in.Func == "copy_words" && strings.HasPrefix(in.Mnemonic, "ldr"):
+			copyLoad = in.Addr
+		case in.Func == "pushing_sum" && strings.HasPrefix(in.Mnemonic, "ldr"):
+			sumLoad = in.Addr
+		case in.Func == "main" && in.HasTarget && strings.Contains(in.TargetSym, "copy_words"):
+			mainCall = in.Addr
+		}
+	}
+	for _, f := range img.Functions() {
+		if f.Name == "main" {
+			mainFn = f
+		}
+	}
+	if copyLoad == 0 || sumLoad == 0 || mainCall == 0 || mainFn == nil {
+		t.Fatalf("objdump: copy_words' load %#x, pushing_sum's %#x, main's call %#x", copyLoad, sumLoad, mainCall)
+	}
+	// main's frame at its call, from readelf: its return address (0: the
+	// outermost frame) at CFA+ra.
+	mainRule := ruleAt(t, readelfRules(t, path), mainFn, mainCall)
+	const sp = 0x20001000
+	words := make([]uint32, mainRule.cfa/4)
+	for i := range words {
+		words[i] = 0xA5A5A5A5
+	}
+	words[(mainRule.cfa+mainRule.ra)/4] = 0
+	lr := (mainCall + 4) | 1
+
+	frames, stop := u.Unwind(StackSnapshot{PC: copyLoad, SP: sp, LR: lr, Words: words})
+	want := []UnwoundFrame{{PC: copyLoad, SP: sp}, {PC: mainCall, SP: sp}}
+	if !reflect.DeepEqual(frames, want) || stop != StopOutermost {
+		t.Errorf("in copy_words: %+v, %v; want %+v, complete", frames, stop, want)
+	}
+	frames, stop = u.Unwind(StackSnapshot{PC: sumLoad, SP: sp - 8, LR: lr, Words: append([]uint32{0, 0}, words...)})
+	if len(frames) != 1 || stop != StopNoCFI {
+		t.Errorf("in pushing_sum: %+v, %v; want one frame, no CFI", frames, stop)
+	}
+}
+
+// framelessLeaf's instruction tests, on the encodings GNU as gives:
+// what touches SP or LR, and what leaves them alone.
+func TestFramelessLeafEncodings(t *testing.T) {
+	for _, tc := range []struct {
+		asm     string
+		h1, h2  uint16 // h2 0: a 16-bit instruction
+		touches bool
+	}{
+		{"push {r4, lr}", 0xB510, 0, true},
+		{"pop {r4, pc}", 0xBD10, 0, true},
+		{"sub sp, #8", 0xB082, 0, true},
+		{"mov lr, r0", 0x4686, 0, true},
+		{"mov sp, r1", 0x468D, 0, true},
+		{"add sp, r2", 0x4495, 0, true},
+		{"mov r0, sp", 0x4668, 0, false},
+		{"bx lr", 0x4770, 0, false},
+		{"add r4, r3", 0x441C, 0, false},
+		{"ldr r1, [pc, #24]", 0x4906, 0, false},
+		{"cbz r2, .+14", 0xB12A, 0, false},
+		{"push.w {r4-r11, lr}", 0xE92D, 0x4FF0, true},
+		{"ldmia.w sp!, {r4, lr}", 0xE8BD, 0x4010, true},
+		{"ldmia.w r0, {r1, lr}", 0xE890, 0x4002, true},
+		{"sub.w sp, sp, #64", 0xF1AD, 0x0D40, true},
+		{"ldr.w lr, [r0]", 0xF8D0, 0xE000, true},
+		{"mov.w lr, #0", 0xF04F, 0x0E00, true},
+		{"vpush {d8}", 0xED2D, 0x8B02, true},
+		{"msr msp, r0", 0xF380, 0x8808, true},
+		{"ldr.w r3, [r1], #4", 0xF851, 0x3B04, false},
+		{"str.w r3, [r0], #4", 0xF840, 0x3B04, false},
+		{"orr.w r3, r1, r0", 0xEA41, 0x0300, false},
+		{"ands.w r3, r3, #3", 0xF013, 0x0303, false},
+	} {
+		var got bool
+		if tc.h2 == 0 {
+			got = touchesSPOrLR16(tc.h1)
+		} else {
+			got = touchesSPOrLR32(tc.h1, tc.h2)
+		}
+		if got != tc.touches {
+			t.Errorf("%s (%04x %04x): touches SP or LR = %v, want %v", tc.asm, tc.h1, tc.h2, got, tc.touches)
+		}
+	}
 }
