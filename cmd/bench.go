@@ -54,7 +54,7 @@ func newBenchUDPEchoCmd(s Streams, runF func(*benchUDPEchoOptions, Streams) erro
 	c := &cobra.Command{
 		Use:   "udp-echo HOST[:PORT] --steps START:STEP:STOP [--tail R,R,...] [flags]",
 		Short: "Offer a UDP echo fixed rates in steps and measure goodput, lossless rate, peak and livelock",
-		Long: `udp-echo sends --payload-byte datagrams to a UDP echo (default port 7) at
+		Long: `udp-echo sends datagrams of --payload bytes to a UDP echo (default port 7) at
 fixed rates: the linear --steps, then the --tail rates, each for --step-time,
 all of them in each of --passes passes. Every datagram carries a sequence
 number and its send time: echoes are matched to what was sent, duplicates,

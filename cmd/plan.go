@@ -126,7 +126,7 @@ map (the relinked image's, say) is refused.`,
 	f.StringVar(&o.svg, "svg", "", "draw the benefit curve (busy samples moved and predicted cycles against budget) as SVG")
 	f.IntVar(&o.minSamples, "min-samples", place.DefaultMinSamples, "fewest busy samples a function needs to be planned")
 	f.StringVar(&o.objective, "objective", string(place.DefaultObjective), "what the plan maximises: "+objectiveNames())
-	f.StringVar(&o.simJSON, "sim-json", "", "a `tcmprof sim --json` result of this image: the line fills the misses objective ranks by")
+	f.StringVar(&o.simJSON, "sim-json", "", "a \"tcmprof sim --json\" result of this image: the line fills the misses objective ranks by")
 	return c
 }
 

@@ -33,7 +33,7 @@ func newVerifyCmd(s Streams, runF func(*verifyOptions, Streams) error) *cobra.Co
 "tcmprof plan --format json"): every planned function is in ITCM (GCC clones
 renumbered by the rebuild, foo.constprop.0 becoming foo.constprop.1, are
 found again and noted); no function the plan excluded for safety (boot path,
-sampler, pins, --exclude) moved into ITCM; ITCM use and the number of
+sampler, pins, plan --exclude) moved into ITCM; ITCM use and the number of
 long-branch veneers are within tolerance of the prediction.
 
 Exit status: 0 when the image meets the plan, 3 when it does not (each
