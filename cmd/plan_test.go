@@ -93,6 +93,21 @@ func TestPlanAndVerifyCommands(t *testing.T) {
 		!strings.Contains(stderr, "hash_buf") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("verify of the unchanged image: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+	if !strings.Contains(stderr, "it is the image the plan was made from") {
+		t.Errorf("verify of the unchanged image does not say it is the planned one: %s", stderr)
+	}
+	// A plan made from another image (so another build-id) that this one
+	// did not follow at all: was the output left out of the build?
+	data, err := os.ReadFile(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherPlan := filepath.Join(dir, "other-plan.json")
+	write(t, otherPlan, strings.Replace(string(data), `"build_id": "`, `"build_id": "00`, 1))
+	code, _, stderr = tcmprof("verify", "--elf", fx.fw.ELF, "--plan", otherPlan)
+	if code != exitVerifyFailed || !strings.Contains(stderr, "none of the 2 planned functions is in ITCM") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("verify of an image built without the plan: exit %d, stderr:\n%s", code, stderr)
+	}
 
 	// A zephyr output also writes its Kconfig fragment beside it.
 	cmake := filepath.Join(dir, "itcm.cmake")

@@ -38,8 +38,8 @@ long-branch veneers are within tolerance of the prediction.
 
 Exit status: 0 when the image meets the plan, 3 when it does not (each
 violation is listed, one per line, on stdout), 1 when it could not be checked.`,
-		Example: `  tcmprof verify --build-dir build --plan plan.json
-  tcmprof verify --elf build-itcm/demo.elf --plan plan.json`,
+		Example: `  tcmprof verify --build-dir build-itcm --plan plan.json
+  tcmprof verify --elf build-itcm/demo.elf --map build-itcm/demo.map --plan plan.json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runCommand(o, s, runF, runVerify) },
 	}
@@ -92,16 +92,34 @@ func runVerify(o *verifyOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	writeVerifyReport(s.Out, plan, rep)
+	inITCM := writeVerifyReport(s.Out, plan, rep)
 	if len(rep.Violations) > 0 {
-		return exitError{violationsError(src.elf, rep.Violations), exitVerifyFailed}
+		err := violationsError(src.elf, notRebuiltHint(plan, in.BuildID, inITCM), rep.Violations)
+		return exitError{err, exitVerifyFailed}
 	}
 	return nil
 }
 
-// violationsError is verify's one-line error: the first few violations by
-// name; all of them are in the VIOLATION lines on stdout.
-func violationsError(elf string, vs []linker.Violation) error {
+// notRebuiltHint says what went wrong when the image checked is plainly
+// not one built with the plan's output: the very image the plan was made
+// from (the stock build directory given instead of the new one), or a
+// build with none of the planned functions in ITCM (the output left out
+// of the build). "" otherwise.
+func notRebuiltHint(p *place.Plan, imageBuildID string, inITCM int) string {
+	switch {
+	case p.BuildID != "" && imageBuildID == p.BuildID:
+		return "it is the image the plan was made from (same build-id), not one rebuilt with the plan's output"
+	case inITCM == 0 && len(p.Entries) > 0:
+		return fmt.Sprintf("none of the %d planned functions is in ITCM: was the plan's output in the build "+
+			"(itcm.cmake included by the app's CMakeLists.txt and itcm.conf added to its Kconfig files, or the ld fragment INCLUDEd)?", len(p.Entries))
+	}
+	return ""
+}
+
+// violationsError is verify's one-line error: why the image may not be the
+// rebuilt one (hint, if any), then the first few violations by name; all of
+// them are in the VIOLATION lines on stdout.
+func violationsError(elf, hint string, vs []linker.Violation) error {
 	const shown = 3
 	names := make([]string, 0, shown)
 	for _, v := range vs[:min(len(vs), shown)] {
@@ -111,10 +129,15 @@ func violationsError(elf string, vs []linker.Violation) error {
 	if len(vs) > shown {
 		more = fmt.Sprintf("; and %d more, listed above", len(vs)-shown)
 	}
-	return fmt.Errorf("%s does not meet the plan: %d violation(s): %s%s", elf, len(vs), strings.Join(names, "; "), more)
+	if hint != "" {
+		hint += "; "
+	}
+	return fmt.Errorf("%s does not meet the plan: %s%d violation(s): %s%s", elf, hint, len(vs), strings.Join(names, "; "), more)
 }
 
-func writeVerifyReport(w io.Writer, p *place.Plan, r *linker.Report) {
+// writeVerifyReport prints the report and returns how many planned
+// functions are in ITCM.
+func writeVerifyReport(w io.Writer, p *place.Plan, r *linker.Report) int {
 	inITCM := 0
 	for _, res := range r.Resolved {
 		if res.Func != nil && place.InRange(res.Func.Addr, p.ITCMStart, p.ITCMSize) {
@@ -133,6 +156,7 @@ func writeVerifyReport(w io.Writer, p *place.Plan, r *linker.Report) {
 	if len(r.Violations) == 0 {
 		fmt.Fprintln(w, "OK: the image meets the plan")
 	}
+	return inITCM
 }
 
 func readPlan(path string) (*place.Plan, error) {
