@@ -316,7 +316,10 @@ type captureUI struct {
 	mu       sync.Mutex
 	sampling *mpb.Bar // while the device samples
 	taken    atomic.Uint64
-	records  *mpb.Bar // once records arrive
+	// samplingLines: plain sampling lines were written and the run's
+	// final count not yet.
+	samplingLines bool
+	records       *mpb.Bar // once records arrive
 	// draining is set while held records are drained, when stopping
 	// means finishing the drain rather than ending the run.
 	draining atomic.Bool
@@ -326,12 +329,13 @@ func newCaptureUI(w io.Writer, quiet bool) *captureUI {
 	return &captureUI{progress: newProgress(w), quiet: quiet, start: time.Now()}
 }
 
-// header follows the device's counters while it samples.
+// header follows the device's counters while it samples, and keeps the
+// final count the drain's header brings.
 func (ui *captureUI) header(h *sample.Header) {
+	ui.taken.Store(uint64(h.Taken))
 	if h.State != sample.StateRunning {
 		return
 	}
-	ui.taken.Store(uint64(h.Taken))
 	elapsed := time.Since(ui.start).Round(time.Second)
 	ui.mu.Lock()
 	defer ui.mu.Unlock()
@@ -339,6 +343,7 @@ func (ui *captureUI) header(h *sample.Header) {
 		return // records arrive: their count says more
 	}
 	if ui.bars == nil {
+		ui.samplingLines = true
 		ui.line(false, "sampling: %v, %d samples taken", elapsed, h.Taken)
 		return
 	}
@@ -353,6 +358,13 @@ func (ui *captureUI) received(got, total uint64) {
 	ui.mu.Lock()
 	defer ui.mu.Unlock()
 	if ui.bars == nil {
+		// The sampling lines come at most every few seconds: the last
+		// one shown may be from the run's first moment. When a snapshot's
+		// drain starts, say how many the run took.
+		if ui.samplingLines && total > 0 {
+			ui.samplingLines = false
+			ui.line(true, "sampling: %v, %d samples taken", time.Since(ui.start).Round(time.Second), ui.taken.Load())
+		}
 		if total == 0 {
 			ui.line(false, "records: %d", got)
 		} else {
