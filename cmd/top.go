@@ -54,13 +54,13 @@ on the link), and the busy share per function, per memory region and, with
 --window (default) or everything since the start.
 
 On a terminal the view is interactive:
-  q, Ctrl-C  quit: stop the run and restore the terminal
-  space      pause the display (the run goes on)
-  c          window / cumulative since the start
-  s          sort by busy share / by busy samples per byte
-  w          write what was captured so far (to -o FILE, else to
-             top-TIME.tcmcap in the current directory)
-  r          reset the counters
+  q, Esc, Ctrl-C  quit: stop the run and restore the terminal
+  space           pause the display (the run goes on)
+  c               window / cumulative since the start
+  s               sort by busy share / by busy samples per byte
+  w               write what was captured so far (to -o FILE, else to
+                  top-TIME.tcmcap in the current directory)
+  r               reset the counters
 
 When standard output is not a terminal, or with -b, it prints a plain-text
 block per interval (--json: one JSON object per line). Functions are the
