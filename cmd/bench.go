@@ -78,7 +78,7 @@ done so far are still written.`,
 		Example: `  tcmprof bench udp-echo 192.0.2.1 --steps 500:500:30000 --tail 40000,50000 --json stock.json --svg stock.svg
   tcmprof bench udp-echo 192.0.2.1:7 --steps 70:70:7000 --tail 10000,20000,50000 --passes 3 --csv steps.csv
   tcmprof bench compare stock.json itcm.json --svg compare.svg`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.target = args[0]
 			return runCommand(o, s, runF, runBenchUDPEcho)
@@ -240,7 +240,7 @@ a run tried is only a lower bound (shown as >=), and so is a speed-up over it.
 --svg overlays both runs' goodput curves (mean ± 1 sd) on linear and
 logarithmic rate axes.`,
 		Example: `  tcmprof bench compare stock.json itcm.json --svg compare.svg`,
-		Args:    cobra.ExactArgs(2),
+		Args:    withUsage(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.before, o.after = args[0], args[1]
 			return runCommand(o, s, runF, runBenchCompare)

@@ -80,7 +80,7 @@ is refused, naming the process.`,
   tcmprof capture --port /dev/ttyACM0 --fields pc,ctx,stack --mode stream --duration 10s -o stacks.tcmcap
   tcmprof capture --port /dev/ttyACM0 --attach -o held.tcmcap
   tcmprof capture --port /dev/ttyACM0 --resume run.tcmcap`,
-		Args: cobra.NoArgs,
+		Args: withUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error { return runCommand(o, s, runF, runCapture) },
 	}
 	o.device.addFlags(c)

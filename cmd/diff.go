@@ -36,7 +36,7 @@ output, and the table to standard error.`,
 		Example: `  tcmprof diff --build-dir build-stock --after-build-dir build-itcm stock.tcmcap itcm.tcmcap
   tcmprof diff before.pb.gz after.pb.gz -o base.pb.gz
   go tool pprof -top -diff_base base.pb.gz after.pb.gz`,
-		Args: cobra.ExactArgs(2),
+		Args: withUsage(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.before, o.after = args[0], args[1]
 			return runCommand(o, s, runF, runDiff)

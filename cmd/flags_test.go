@@ -139,7 +139,7 @@ func TestListingFlags(t *testing.T) {
 		{[]string{"0x0"}, `required flag(s) "elf" not set`},
 	})
 	flagErrors(t, newVerifyCmd, []flagError{{[]string{"--elf", "e"}, `required flag(s) "plan" not set`}})
-	flagErrors(t, newProfileCmd, []flagError{{[]string{"c", "--elf", "e"}, `required flag(s) "output" not set`}})
+	flagErrors(t, newProfileCmd, []flagError{{[]string{"c", "--elf", "e"}, "no output file: pass -o OUT.pb.gz"}})
 }
 
 func TestSimFlags(t *testing.T) {
@@ -191,6 +191,34 @@ func TestFlagValueErrors(t *testing.T) {
 		code, stdout, stderr := tcmprof(tc.args...)
 		if code != 1 || stdout != "" || stderr != tc.want {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
+// A command given the wrong number of arguments (the capture forgotten, a
+// file where a flag was meant) says so in one line with its usage.
+func TestArgCountErrorsShowUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "--build-dir", "build"}, "accepts 1 arg(s), received 0; usage: tcmprof report (--elf FILE | --build-dir DIR) CAPTURE [flags]"},
+		{[]string{"rank", "a", "b"}, "accepts 1 arg(s), received 2; usage: tcmprof rank "},
+		{[]string{"plan", "--build-dir", "build"}, "received 0; usage: tcmprof plan "},
+		{[]string{"profile", "-o", "p.pb.gz"}, "received 0; usage: tcmprof profile "},
+		{[]string{"view"}, "received 0; usage: tcmprof view "},
+		{[]string{"info"}, "received 0; usage: tcmprof info FILE.tcmcap"},
+		{[]string{"sim", "--elf", "x"}, "received 0; usage: tcmprof sim "},
+		{[]string{"diff", "before.tcmcap"}, "accepts 2 arg(s), received 1; usage: tcmprof diff BEFORE AFTER"},
+		{[]string{"capture", "before.tcmcap"}, `unknown command "before.tcmcap" for "tcmprof capture"; usage: tcmprof capture -o FILE.tcmcap`},
+		{[]string{"top", "build"}, `unknown command "build" for "tcmprof top"; usage: tcmprof top `},
+		{[]string{"verify", "plan.json"}, `unknown command "plan.json" for "tcmprof verify"; usage: tcmprof verify `},
+		{[]string{"bench", "udp-echo"}, "received 0; usage: tcmprof bench udp-echo HOST[:PORT]"},
+		{[]string{"bench", "compare", "stock.json"}, "received 1; usage: tcmprof bench compare BEFORE.json AFTER.json"},
+	} {
+		code, stdout, stderr := tcmprof(tc.args...)
+		if code != 1 || stdout != "" || !strings.HasPrefix(stderr, "tcmprof: ") || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and one line with %q", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
 }

@@ -30,7 +30,7 @@ by the device because the buffer was full, missing because they never
 arrived), the line's decode statistics and the host metadata.`,
 		Example: `  tcmprof info before.tcmcap
   tcmprof info --json before.tcmcap | jq .missing_records`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.capture = args[0]
 			return runCommand(o, s, runF, runInfo)

@@ -111,7 +111,7 @@ map (the relinked image's, say) is refused.`,
 		Example: `  tcmprof plan --build-dir build before.tcmcap --budget 32K --format zephyr -o itcm.cmake --format json -o plan.json
   tcmprof plan --elf demo.elf --map demo.map --board qemu-demo run.tcmcap --format ld -o itcm.ld --format json -o plan.json
   tcmprof plan --build-dir build before.tcmcap --exclude 'z_impl_*' --exclude 'net_*.c' --format list -o plan.txt --svg curve.svg`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.capture = args[0]
 			return runCommand(o, s, runF, runPlan)

@@ -3,6 +3,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -29,7 +30,7 @@ result with "go tool pprof" or "tcmprof view".`,
 		Example: `  tcmprof profile --build-dir build before.tcmcap -o before.pb.gz
   tcmprof profile --elf zephyr.elf --map zephyr.map --board teensy41 run.tcmcap -o run.pb.gz
   go tool pprof -top -tagfocus=state=busy before.pb.gz`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.capture = args[0]
 			return runCommand(o, s, runF, runProfile)
@@ -37,8 +38,14 @@ result with "go tool pprof" or "tcmprof view".`,
 	}
 	o.input.addFlags(c)
 	c.Flags().StringVarP(&o.out, "output", "o", "", "profile to write (gzipped protobuf)")
-	c.MarkFlagRequired("output")
 	return c
+}
+
+func (o *profileOptions) validate() error {
+	if o.out == "" {
+		return errors.New("no output file: pass -o OUT.pb.gz (- for standard output)")
+	}
+	return nil
 }
 
 func runProfile(o *profileOptions, s Streams) error {

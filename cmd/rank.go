@@ -32,7 +32,7 @@ Samples are classified busy or idle exactly as by "tcmprof report".`,
 		Example: `  tcmprof rank --build-dir build before.tcmcap
   tcmprof rank --elf zephyr.elf --map zephyr.map before.tcmcap --top 20
   tcmprof rank --build-dir build before.tcmcap --json > rank.json`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.capture = args[0]
 			return runCommand(o, s, runF, runRank)

@@ -55,7 +55,7 @@ cache size, and sets that hold more lines than ways).`,
 		Example: `  tcmprof report --build-dir build before.tcmcap
   tcmprof report --elf zephyr.elf --map zephyr.map before.tcmcap --top 20
   tcmprof report --build-dir build before.tcmcap --json > before.json`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.capture = args[0]
 			return runCommand(o, s, runF, runReport)

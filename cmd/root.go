@@ -15,7 +15,7 @@
 //		o := &fooOptions{}
 //		c := &cobra.Command{
 //			Use:  "foo CAPTURE",
-//			Args: cobra.ExactArgs(1),
+//			Args: withUsage(cobra.ExactArgs(1)),
 //			RunE: func(c *cobra.Command, args []string) error {
 //				o.capture = args[0]
 //				return runCommand(o, s, runF, runFoo)
@@ -94,6 +94,18 @@ type exitError struct {
 
 func (e exitError) Error() string { return e.err.Error() }
 func (e exitError) Unwrap() error { return e.err }
+
+// withUsage makes a wrong number of arguments say what the command takes:
+// cobra's "accepts 1 arg(s), received 0" (or "unknown command" for a stray
+// word) then the usage line.
+func withUsage(args cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, a []string) error {
+		if err := args(c, a); err != nil {
+			return fmt.Errorf("%w; usage: %s", err, c.UseLine())
+		}
+		return nil
+	}
+}
 
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")

@@ -85,7 +85,7 @@ instructions). report, profile, rank and plan read it like any capture.`,
   tcmprof sim --elf demo.elf --map demo.map --board qemu-demo run.trace --json > sim.json
   tcmprof sim --elf demo.elf --board qemu-demo run.trace --capture modelled.tcmcap --rate 20000
   tcmprof sim --elf app.elf --unit process_packet --icache-size 16384 --policy random - < run.trace`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.trace = args[0]
 			return runCommand(o, s, runF, runSim)

@@ -78,7 +78,7 @@ ids.`,
   tcmprof top --port /dev/ttyACM0 --elf zephyr.elf --fields pc,lr,ctx --rate 20000 -o long.tcmcap
   tcmprof top --port /dev/ttyACM0 --build-dir build -b -n 10 --cumulative --inline
   tcmprof top --port /dev/ttyACM0 --build-dir build --attach --json | jq .busy`,
-		Args: cobra.NoArgs,
+		Args: withUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error { return runCommand(o, s, runF, runTop) },
 	}
 	o.device.addFlags(c)

@@ -40,7 +40,7 @@ Exit status: 0 when the image meets the plan, 3 when it does not (each
 violation is listed, one per line, on stdout), 1 when it could not be checked.`,
 		Example: `  tcmprof verify --build-dir build-itcm --plan plan.json
   tcmprof verify --elf build-itcm/demo.elf --map build-itcm/demo.map --plan plan.json`,
-		Args: cobra.NoArgs,
+		Args: withUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error { return runCommand(o, s, runF, runVerify) },
 	}
 	f := c.Flags()

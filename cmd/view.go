@@ -32,7 +32,7 @@ func newViewCmd(s Streams, runF func(*viewOptions, Streams) error) *cobra.Comman
 the profile to $HOME/pprof. It runs until interrupted (Ctrl-C).`,
 		Example: `  tcmprof view before.pb.gz
   tcmprof view --build-dir build before.tcmcap --http :8080 --no-browser`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt)
 			defer stop()
