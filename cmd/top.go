@@ -187,7 +187,7 @@ func runTop(o *topOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	warning, err := profile.CheckBuildID(img, h.BuildID, o.input.force)
+	warning, err := profile.CheckBuildID(img, h.BuildID, "device", o.input.force)
 	if err != nil {
 		return err
 	}

@@ -333,7 +333,9 @@ func TestTopBuildIDMismatch(t *testing.T) {
 	d.BuildID = []byte{1, 2, 3, 4}
 	port, _, _ := sampletest.ServePty(t, d)
 	code, _, stderr := tcmprof("top", "--port", port, "--elf", fw.ELF, "-b", "-n", "1")
-	if code == 0 || !strings.Contains(stderr, "another build") || strings.Count(stderr, "\n") != 1 {
+	// It names the device, not a capture, and says what to give instead.
+	if code == 0 || !strings.Contains(stderr, "device build-id 01020304 differs from ELF build-id") ||
+		!strings.Contains(stderr, "the device's image is another build; give that build's ELF or --build-dir") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 	if d.Stored() != 0 {

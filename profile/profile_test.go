@@ -291,8 +291,9 @@ func TestBuildIDMismatchIsRefusedUnlessForced(t *testing.T) {
 	c.Header.BuildID = []byte{0xde, 0xad, 0xbe, 0xef}
 	_, err := Symbolize(c, fw.Image, Options{})
 	elfID := hex.EncodeToString(fw.BuildID(t))
-	if err == nil || !strings.Contains(err.Error(), "deadbeef") || !strings.Contains(err.Error(), elfID) {
-		t.Fatalf("error %v, want one naming both build-ids (deadbeef, %s)", err, elfID)
+	if err == nil || !strings.Contains(err.Error(), "capture build-id deadbeef differs from ELF build-id "+elfID) ||
+		!strings.Contains(err.Error(), "give that build's ELF or --build-dir") {
+		t.Fatalf("error %v, want one naming both build-ids (deadbeef, %s) and what to give", err, elfID)
 	}
 	s, err := Symbolize(c, fw.Image, Options{Force: true})
 	if err != nil {

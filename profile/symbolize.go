@@ -163,7 +163,7 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 		return nil, err
 	}
 	s := &Symbolized{Capture: c, Image: img, Board: sites.Board(), Options: opts}
-	warning, err := CheckBuildID(img, c.Header.BuildID, opts.Force)
+	warning, err := CheckBuildID(img, c.Header.BuildID, "capture", opts.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -310,20 +310,21 @@ func siteKey(sites []*Site) string {
 	return addrKey(addrs)
 }
 
-// CheckBuildID compares the build-id a capture (or a running device)
-// reports with the image's. It fails when they differ, unless force; the
-// warning says what could not be checked, or that force was used.
-func CheckBuildID(img *elf.Image, want []byte, force bool) (warning string, err error) {
+// CheckBuildID compares the build-id a capture or a running device (what
+// names it: "capture", "device") reports with the image's. It fails when
+// they differ, unless force; the warning says what could not be checked,
+// or that force was used.
+func CheckBuildID(img *elf.Image, want []byte, what string, force bool) (warning string, err error) {
 	got, err := elf.BuildID(img.File())
 	switch {
 	case err != nil || len(got) == 0:
-		return "the ELF has no GNU build-id: cannot check that the capture came from it (link with --build-id)", nil
+		return fmt.Sprintf("the ELF has no GNU build-id: cannot check that the %s's image is this one (link with --build-id)", what), nil
 	case len(want) == 0:
-		return "the capture carries no build-id: cannot check that it came from this ELF", nil
+		return fmt.Sprintf("the %s carries no build-id: cannot check that its image is this ELF", what), nil
 	case !bytes.Equal(want, got):
-		msg := fmt.Sprintf("capture build-id %s differs from ELF build-id %s", hex.EncodeToString(want), hex.EncodeToString(got))
+		msg := fmt.Sprintf("%s build-id %s differs from ELF build-id %s", what, hex.EncodeToString(want), hex.EncodeToString(got))
 		if !force {
-			return "", fmt.Errorf("%s: the capture was taken from another build (--force reads it anyway)", msg)
+			return "", fmt.Errorf("%s: the %s's image is another build; give that build's ELF or --build-dir (--force reads it anyway)", msg, what)
 		}
 		return msg + " (--force)", nil
 	}
