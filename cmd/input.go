@@ -59,7 +59,7 @@ func (o *inputOptions) sources() (sources, error) {
 	if o.buildDir != "" {
 		z := filepath.Join(o.buildDir, "zephyr")
 		if _, err := os.Stat(z); err != nil {
-			return s, fmt.Errorf("--build-dir %s: no zephyr/ directory (not a west build directory?)", o.buildDir)
+			return s, fmt.Errorf("--build-dir %s: no zephyr/ directory, so not a west build directory: give the one west build wrote (its -d, build by default) or --elf", o.buildDir)
 		}
 		fill := func(dst *string, name string) {
 			if *dst == "" {
@@ -75,7 +75,7 @@ func (o *inputOptions) sources() (sources, error) {
 	}
 	if s.elf == "" {
 		if o.buildDir != "" {
-			return s, fmt.Errorf("--build-dir %s has no zephyr/zephyr.elf", o.buildDir)
+			return s, fmt.Errorf("--build-dir %s has no zephyr/zephyr.elf: did west build finish? (or give --elf)", o.buildDir)
 		}
 		return s, errors.New("no firmware ELF: give --elf or --build-dir")
 	}

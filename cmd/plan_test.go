@@ -134,6 +134,10 @@ func TestPlacementCommandErrors(t *testing.T) {
 	write(t, empty, "")
 	write(t, notPlan, `{"entries": []}`)
 	out := filepath.Join(dir, "out.json")
+	unbuilt := filepath.Join(dir, "unbuilt")
+	if err := os.MkdirAll(filepath.Join(unbuilt, "zephyr"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	elfArgs := []string{"--elf", fx.fw.ELF, "--map", fx.fw.MapPath, fx.capture}
 	for _, tc := range []struct {
 		name string
@@ -141,6 +145,8 @@ func TestPlacementCommandErrors(t *testing.T) {
 		want string
 	}{
 		{"rank without elf", []string{"rank", fx.capture}, "give --elf or --build-dir"},
+		{"rank build dir missing", []string{"rank", "--build-dir", filepath.Join(dir, "build"), fx.capture}, "no zephyr/ directory, so not a west build directory: give the one west build wrote"},
+		{"rank build dir without ELF", []string{"rank", "--build-dir", unbuilt, fx.capture}, "has no zephyr/zephyr.elf: did west build finish? (or give --elf)"},
 		{"rank missing capture", []string{"rank", "--elf", fx.fw.ELF, filepath.Join(dir, "none.tcmcap")}, "no such file"},
 		{"rank not a capture", []string{"rank", "--elf", fx.fw.ELF, fx.fw.ELF}, ""},
 		{"plan budget over ITCM", append([]string{"plan", "--budget", "1M", "--format", "json", "-o", out}, elfArgs...), "exceeds"},
