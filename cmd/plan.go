@@ -89,10 +89,12 @@ writes to standard output, and the summary goes to standard error):
   json    the plan itself, for "tcmprof verify" (and for humans)
   ld      a GNU ld fragment to INCLUDE inside an ITCM output section that
           comes before the one collecting *(.text*)
-  zephyr  zephyr_code_relocate() calls for the application's CMakeLists.txt;
+  zephyr  zephyr_code_relocate() calls (Zephyr 4.0 or later) for the
+          application's CMakeLists.txt to include() after find_package(Zephyr);
           the Kconfig fragment it needs (CONFIG_CODE_DATA_RELOCATION=y) is
           written beside it, with the extension replaced by .conf
-          (-o itcm.cmake also writes itcm.conf)
+          (-o itcm.cmake also writes itcm.conf, for -DEXTRA_CONF_FILE;
+          firmware-sampler/zephyr/README.md shows the build line)
   list    one function per line: symbol, section, object, source
   curve   the benefit curve: per budget, the samples the plan and
           density-greedy move and the cycles they are predicted to take
