@@ -122,7 +122,8 @@ func RenderZephyr(w io.Writer, p *place.Plan) ([]Skip, error) {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# tcmprof ITCM plan, build-id %s: %d functions, predicted %d bytes incl. padding and veneers.\n",
 		orNone(p.BuildID), len(p.Entries)-len(skipped), p.Prediction.Bytes)
-	fmt.Fprintf(bw, "# Needs %s in prj.conf and Zephyr >= 4.0 (FILTER).\n", strings.TrimSpace(ZephyrKconfig))
+	fmt.Fprintf(bw, "# include() it after find_package(Zephyr). Needs Zephyr >= 4.0 (FILTER) and %s,\n", strings.TrimSpace(ZephyrKconfig))
+	fmt.Fprintf(bw, "# which tcmprof plan writes beside this file as .conf: pass it with -DEXTRA_CONF_FILE.\n")
 	for _, src := range sources {
 		var sections []string
 		for _, e := range bySource[src] {
