@@ -199,7 +199,7 @@ func runPlan(o *planOptions, s Streams) error {
 	plan, err := place.Build(in, place.Options{Budget: o.budgetBytes, Excludes: o.excludes, MinSamples: o.minSamples,
 		Layout: o.layout, Objective: place.Objective(o.objective), CyclesPerUnit: cyclesPerUnit})
 	if err != nil {
-		return err
+		return budgetAdvice(err)
 	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(s.Err, "tcmprof: warning: %s\n", w)
@@ -372,4 +372,18 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is more than 4 GiB", s)
 	}
 	return n * mult, nil
+}
+
+// budgetAdvice adds to a budget the plan can not use the --budget that
+// would do.
+func budgetAdvice(err error) error {
+	var b *place.BudgetError
+	switch {
+	case !errors.As(err, &b):
+		return err
+	case b.Need > 0:
+		return fmt.Errorf("%w; give --budget %d or more", err, b.Need)
+	default:
+		return fmt.Errorf("%w; give --budget %d or less, or none for all of it", err, b.Free)
+	}
 }

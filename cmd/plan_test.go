@@ -4,6 +4,8 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,7 +151,8 @@ func TestPlacementCommandErrors(t *testing.T) {
 		{"rank build dir without ELF", []string{"rank", "--build-dir", unbuilt, fx.capture}, "has no zephyr/zephyr.elf: did west build finish? (or give --elf)"},
 		{"rank missing capture", []string{"rank", "--elf", fx.fw.ELF, filepath.Join(dir, "none.tcmcap")}, "no such file"},
 		{"rank not a capture", []string{"rank", "--elf", fx.fw.ELF, fx.fw.ELF}, ""},
-		{"plan budget over ITCM", append([]string{"plan", "--budget", "1M", "--format", "json", "-o", out}, elfArgs...), "exceeds"},
+		{"plan budget over ITCM", append([]string{"plan", "--budget", "1M", "--format", "json", "-o", out}, elfArgs...), "exceeds the "},
+		{"plan budget over ITCM advice", append([]string{"plan", "--budget", "1M", "--format", "json", "-o", out}, elfArgs...), " bytes of free ITCM; give --budget "},
 		{"plan without map", []string{"plan", "--elf", fx.fw.ELF, fx.capture, "--format", "json", "-o", out}, "needs the link map"},
 		{"plan bad exclude", append([]string{"plan", "--exclude", "[", "--format", "json", "-o", out}, elfArgs...), "bad exclude pattern"},
 		{"plan unwritable", append([]string{"plan", "--format", "json", "-o", filepath.Join(dir, "no", "dir", "p.json")}, elfArgs...), "no such file"},
@@ -178,6 +181,28 @@ func TestPlacementCommandErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a failed plan left an output file")
+	}
+}
+
+// A budget the plan can not use comes with the --budget that would do.
+// (A budget that fits nothing is refused on the demo, in
+// TestIncompleteCaptureOnQEMUDemo: in this firmware the smallest candidate
+// saves a veneer and fits any budget.)
+func TestBudgetAdvice(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&place.BudgetError{Budget: 8, Need: 12, Smallest: "k_uptime_ticks"},
+			"place: a budget of 8 bytes fits no function: the smallest candidate, k_uptime_ticks, needs 12 bytes of ITCM; give --budget 12 or more"},
+		{&place.BudgetError{Budget: 204800, Free: 130648},
+			"place: budget 204800 bytes exceeds the 130648 bytes of free ITCM; give --budget 130648 or less, or none for all of it"},
+		{fmt.Errorf("wrapped: %w", &place.BudgetError{Budget: 1, Need: 4, Smallest: "f"}), "; give --budget 4 or more"},
+		{errors.New("place: unknown objective"), "place: unknown objective"},
+	} {
+		if got := budgetAdvice(tt.err).Error(); !strings.HasSuffix(got, tt.want) {
+			t.Errorf("%v: %q, want it to end in %q", tt.err, got, tt.want)
+		}
 	}
 }
 

@@ -253,7 +253,7 @@ func Build(in *Input, opt Options) (*Plan, error) {
 	case opt.Budget < 0:
 		budget = free
 	case opt.Budget > int64(free):
-		return nil, fmt.Errorf("place: budget %d bytes exceeds the %d bytes of free ITCM", opt.Budget, free)
+		return nil, &BudgetError{Budget: opt.Budget, Free: int64(free)}
 	}
 
 	m := newModel(in)
@@ -373,7 +373,24 @@ func (p *problem) checkFits(sel []bool, budget int64) error {
 		return nil
 	}
 	f := &p.m.in.Funcs[p.order[smallest]]
-	return fmt.Errorf("place: a budget of %d bytes fits no function: the smallest candidate, %s, needs %d bytes of ITCM", budget, f.Symbol, cost)
+	return &BudgetError{Budget: budget, Need: cost, Smallest: f.Symbol}
+}
+
+// BudgetError is a budget a plan can not be made with: more than the free
+// ITCM (Free set), or less than the cheapest candidate costs (Need and
+// Smallest set). The fields let a caller say what budget would do.
+type BudgetError struct {
+	Budget   int64
+	Free     int64
+	Need     int64
+	Smallest string
+}
+
+func (e *BudgetError) Error() string {
+	if e.Need > 0 {
+		return fmt.Sprintf("place: a budget of %d bytes fits no function: the smallest candidate, %s, needs %d bytes of ITCM", e.Budget, e.Smallest, e.Need)
+	}
+	return fmt.Sprintf("place: budget %d bytes exceeds the %d bytes of free ITCM", e.Budget, e.Free)
 }
 
 func predict(p *problem, sel []bool) Prediction {
