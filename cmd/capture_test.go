@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sample/sampletest"
@@ -503,5 +506,39 @@ func TestCapturePortInUse(t *testing.T) {
 	// The port is free again.
 	if code, _, stderr := tcmprof("capture", "--port", port, "--samples", "100", "-o", filepath.Join(dir, "third.tcmcap")); code != 0 {
 		t.Errorf("capture after the first ended: exit %d\n%s", code, stderr)
+	}
+}
+
+// A port where no sampler answers (the console beside it, a device
+// without the sampler) is given up on in one line that says so and asks
+// whether it is the right port.
+func TestCaptureNoSamplerOnPort(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		output string // what the other end writes once
+		want   string
+		absent string
+	}{
+		{"silent", "", "no answer to STATUS after 2 tries, and no sampler frame at all (0 bytes received, 0 log lines): is this the sampler's port, not the console", ""},
+		// The tty's input processing decides how many bytes and lines.
+		{"a console", "uart:~$ hello\r\n", "no sampler frame at all (", "(0 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			master, tty, err := pty.Open()
+			if err != nil {
+				t.Skip(err)
+			}
+			defer master.Close()
+			defer tty.Close()
+			go io.Copy(io.Discard, master) // the commands, unanswered
+			if tc.output != "" {
+				master.WriteString(tc.output)
+			}
+			code, _, stderr := tcmprof("capture", "--port", tty.Name(), "--timeout", "100ms", "--retries", "1", "--quiet",
+				"-o", filepath.Join(t.TempDir(), "none.tcmcap"))
+			if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) || tc.absent != "" && strings.Contains(stderr, tc.absent) {
+				t.Errorf("exit %d, stderr %q; want exit 1 and one line with %q (and not %q)", code, stderr, tc.want, tc.absent)
+			}
+		})
 	}
 }

@@ -421,7 +421,14 @@ func (s *Session) command(ctx context.Context, cmd Frame, match func(f Frame, at
 			}
 		}
 		if attempt == s.timeouts.Retries {
-			return nil, fmt.Errorf("no answer to %v after %d tries", cmd.Type(), attempt+1)
+			err := fmt.Errorf("no answer to %v after %d tries", cmd.Type(), attempt+1)
+			// Not one frame yet: most likely not the sampler's port (the
+			// console next to it, another device) or no sampler built in.
+			if st := s.dec.Stats(); st.Frames == 0 {
+				return nil, fmt.Errorf("%w, and no sampler frame at all (%d bytes received, %d log lines): is this the sampler's port, not the console, and the sampler in the firmware?",
+					err, st.Bytes, st.LogLines)
+			}
+			return nil, err
 		}
 		s.retries++
 	}
