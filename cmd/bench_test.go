@@ -163,7 +163,7 @@ func TestBenchCommandErrors(t *testing.T) {
 		{[]string{"bench", "udp-echo", silent}, "no rates: give --steps"},
 		{[]string{"bench", "udp-echo", silent, "--steps", "100:0:200"}, `--steps "100:0:200": "0" is not a positive rate`},
 		{[]string{"bench", "udp-echo", silent, "--tail", "1000,x"}, `--tail "1000,x"`},
-		{[]string{"bench", "udp-echo", silent, "--steps", "100:100:200", "--window", "1s:3s"}, "after the end of the 2s step"},
+		{[]string{"bench", "udp-echo", silent, "--steps", "100:100:200", "--window", "1s:3s"}, "after the end of the 2s step: echoes after the step are late by definition; give a --window that ends within the step"},
 		{[]string{"bench", "udp-echo", silent, "--steps", "100:100:200", "--payload", "8"}, "payload 8 bytes"},
 		{[]string{"bench", "udp-echo", silent, "--steps", "100:100:200", "--probe-timeout", "300ms"}, "no echo within 300ms"},
 		{[]string{"bench", "udp-echo", silent, "--steps", "100:100:200", "--json", filepath.Join(dir, "missing", "x.json")}, "cannot write"},

@@ -90,7 +90,7 @@ func (o *Options) Validate() error {
 	case o.WindowStart < 0 || o.WindowEnd <= o.WindowStart:
 		return fmt.Errorf("window %v:%v must be a non-empty range starting at or after 0", o.WindowStart, o.WindowEnd)
 	case o.WindowEnd > o.StepTime:
-		return fmt.Errorf("window end %v is after the end of the %v step: echoes after the step are late by definition", o.WindowEnd, o.StepTime)
+		return fmt.Errorf("window end %v is after the end of the %v step: echoes after the step are late by definition; give a --window that ends within the step", o.WindowEnd, o.StepTime)
 	case o.Passes < 1:
 		return fmt.Errorf("passes %d: need at least one", o.Passes)
 	case o.Payload < HeaderSize || o.Payload > MaxPayload:
