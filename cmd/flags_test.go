@@ -80,9 +80,16 @@ func TestPlanFlags(t *testing.T) {
 		!reflect.DeepEqual(o.excludes, []string{"z_impl_*", "net_*.c"}) || o.minSamples != place.DefaultMinSamples {
 		t.Errorf("%+v", o)
 	}
-	// No budget is all the free ITCM; json alone lays out as ld does.
+	// No budget is all the free ITCM; json alone lays out as ld does, or
+	// as Zephyr does for a west build.
 	if o, err := parseFlags(newPlanCmd, "c.tcmcap", "--format", "json", "-o", "p.json"); err != nil || o.budgetBytes != -1 || o.layout != place.LayoutLD {
 		t.Errorf("defaults: %+v, %v", o, err)
+	}
+	if o, err := parseFlags(newPlanCmd, "--build-dir", "build", "c.tcmcap", "--format", "list", "-o", "itcm.txt"); err != nil || o.layout != place.LayoutZephyr {
+		t.Errorf("a west build's list: %+v, %v", o, err)
+	}
+	if o, err := parseFlags(newPlanCmd, "--build-dir", "build", "c.tcmcap", "--format", "ld", "-o", "itcm.ld"); err != nil || o.layout != place.LayoutLD {
+		t.Errorf("a west build's ld fragment: %+v, %v", o, err)
 	}
 	flagErrors(t, newPlanCmd, []flagError{
 		{[]string{"c", "--format", "json", "--format", "ld", "-o", "a"}, "2 --format but 1 -o"},

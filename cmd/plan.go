@@ -100,7 +100,8 @@ writes to standard output, and the summary goes to standard error):
           density-greedy move and the cycles they are predicted to take
           (per unit of work for a capture tcmprof sim modelled)
 The padding is predicted for the layout of the chosen format, so ld and
-zephyr can not be asked for in one run. Entries a format can not express are
+zephyr can not be asked for in one run; without either, the layout is
+zephyr's for a --build-dir (a west build) and ld's otherwise. Entries a format can not express are
 listed on stderr. The files are written all or none: when one can not be
 written, every old file is left as it was.
 
@@ -302,7 +303,12 @@ func (o *planOptions) validate() error {
 		}
 	}
 	if layout == "" {
+		// A west build is placed by zephyr_code_relocate: its summary and
+		// list name only what that can move (not a library's plain .text).
 		layout = place.LayoutLD
+		if o.input.buildDir != "" {
+			layout = place.LayoutZephyr
+		}
 	}
 	o.layout = layout
 	return nil
