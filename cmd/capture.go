@@ -63,7 +63,8 @@ once and writes what arrived. SIGTERM counts as Ctrl-C.
 If the device disconnects or records cannot be recovered, the records that
 arrived are still written, with the missing index ranges, the command says
 which are missing and exits non-zero; --resume FILE later fetches them if
-the device still holds the run. If -o cannot be written at the end after
+the device still holds the run (a FILE that misses nothing is left as it
+is, and the command says so and succeeds). If -o cannot be written at the end after
 all, the capture is kept in a new file in the temporary directory, named in
 the error. Log text the firmware prints between frames is shown on stderr
 (--quiet counts it instead).
@@ -134,6 +135,15 @@ func runCapture(o *captureOptions, s Streams) error {
 		var err error
 		if previous, err = sample.ReadFile(o.resume); err != nil {
 			return err
+		}
+		if len(previous.Missing) == 0 {
+			// Nothing to fetch, which is no failure (a script may resume
+			// whatever it captured); the device is not asked.
+			fmt.Fprintf(s.Err, "tcmprof: %s has all its %d records: nothing to resume\n", o.resume, len(previous.Records))
+			if o.out == o.resume {
+				return nil
+			}
+			return writeCapture(s, o.out, previous, o.device.raw)
 		}
 	}
 	// Find out now, not after the drain, that the file cannot be written.

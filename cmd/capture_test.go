@@ -181,6 +181,25 @@ func TestCaptureHangUpThenResume(t *testing.T) {
 	if c.Host.Time != partial.Host.Time || c.Stats.Bytes <= partial.Stats.Bytes {
 		t.Errorf("resume lost the first session's metadata: %+v vs %+v", c.Host, partial.Host)
 	}
+
+	// Resuming the complete file again fetches nothing, succeeds and asks
+	// no device (the port does not exist); -o elsewhere gets a copy.
+	complete, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(dir, "copy.tcmcap")
+	for _, args := range [][]string{{"--resume", out}, {"--resume", out, "-o", copyPath}} {
+		code, _, stderr = tcmprof(append([]string{"capture", "--port", filepath.Join(dir, "no-such-port")}, args...)...)
+		if code != 0 || !strings.Contains(stderr, "has all its 4096 records: nothing to resume") {
+			t.Errorf("%v on a complete capture: exit %d: %s", args, code, stderr)
+		}
+	}
+	for _, path := range []string{out, copyPath} {
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, complete) {
+			t.Errorf("%s after resuming a complete capture: %d bytes (want the %d of the capture), %v", path, len(got), len(complete), err)
+		}
+	}
 }
 
 func TestCaptureAttach(t *testing.T) {
