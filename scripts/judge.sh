@@ -108,7 +108,7 @@ budgets = []
 for r in rows:
     if r["objective"] in objs and r["budget"] not in budgets:
         budgets.append(r["budget"])
-names = {"density": "density-greedy", "samples": "exact samples", "stalls": "tcmprof stalls", "misses": "reference (model misses)"}
+names = {"density": "density-greedy", "samples": "exact samples (default)", "stalls": "--objective stalls", "misses": "reference (model misses)"}
 print(f"stock: {stock:,.0f} cycles per echo; all hot code in ITCM ({int(allhot['itcm_bytes']):,} B): {hot:,.0f} ({stock/hot:.2f}x)\n")
 print("| ITCM budget | " + " | ".join(names.get(o, o) for o in objs) + " |")
 print("|---" * (len(objs) + 1) + "|")
