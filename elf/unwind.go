@@ -5,6 +5,7 @@ package elf
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 )
@@ -135,9 +136,10 @@ type Unwinder struct {
 	// tails are the image's tail calls (B.W to a function's start), by
 	// the function they branch to.
 	tails map[uint32][]CallEdge
-	// frameless are the starts of the functions without CFI whose code
-	// leaves SP and LR alone (framelessLeaf).
-	frameless map[uint32]bool
+	// frameless says, by function start, whether a function without CFI
+	// leaves SP and LR alone (framelessLeaf), decided when a walk first
+	// meets it: most images have few such functions, and most walks none.
+	frameless sync.Map
 }
 
 // NewUnwinder reads im's CFI and tail calls. An image without
@@ -156,15 +158,17 @@ func NewUnwinder(im *Image) (*Unwinder, error) {
 	for _, e := range tails {
 		u.tails[e.Callee] = append(u.tails[e.Callee], e)
 	}
-	if cfi != nil {
-		u.frameless = map[uint32]bool{}
-		for _, f := range im.Functions() {
-			if _, err := cfi.fdes.FDEForPC(uint64(f.Addr)); err != nil && !f.Veneer && framelessLeaf(im.Bytes, f) {
-				u.frameless[f.Addr] = true
-			}
-		}
-	}
 	return u, nil
+}
+
+// isFrameless is framelessLeaf for f, decided once.
+func (u *Unwinder) isFrameless(f *Function) bool {
+	if v, ok := u.frameless.Load(f.Addr); ok {
+		return v.(bool)
+	}
+	leaf := framelessLeaf(u.code, f)
+	u.frameless.Store(f.Addr, leaf)
+	return leaf
 }
 
 // framelessLeaf reports whether f's code provably leaves SP and LR alone:
@@ -425,7 +429,7 @@ func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (Un
 func (u *Unwinder) frameRules(pc uint32) (*frame.FrameContext, UnwindStop, bool) {
 	fde, err := u.cfi.fdes.FDEForPC(uint64(pc))
 	if err != nil {
-		if f := u.functionAt(pc); f != nil && (f.Veneer || u.frameless[f.Addr]) {
+		if f := u.functionAt(pc); f != nil && (f.Veneer || u.isFrameless(f)) {
 			return &frame.FrameContext{CFA: frame.DWRule{Rule: frame.RuleCFA, Reg: regSP}, RetAddrReg: regLR}, 0, true
 		}
 		return nil, StopNoCFI, false
