@@ -64,9 +64,9 @@ If the device disconnects or records cannot be recovered, the records that
 arrived are still written, with the missing index ranges, the command says
 which are missing and exits non-zero; --resume FILE later fetches them if
 the device still holds the run (a FILE that misses nothing is left as it
-is, and the command says so and succeeds). If -o cannot be written at the end after
-all, the capture is kept in a new file in the temporary directory, named in
-the error. Log text the firmware prints between frames is shown on stderr
+is, and the command says so and succeeds). If -o cannot be written at the
+end after all, the capture is kept in a new file in the temporary
+directory, named in the error. Log text the firmware prints between frames is shown on stderr
 (--quiet counts it instead).
 
 --port auto looks for the USB serial port with --vid/--pid (default

@@ -101,9 +101,9 @@ writes to standard output, and the summary goes to standard error):
           (per unit of work for a capture tcmprof sim modelled)
 The padding is predicted for the layout of the chosen format, so ld and
 zephyr can not be asked for in one run; without either, the layout is
-zephyr's for a --build-dir (a west build) and ld's otherwise. Entries a format can not express are
-listed on stderr. The files are written all or none: when one can not be
-written, every old file is left as it was.
+zephyr's for a --build-dir (a west build) and ld's otherwise. Entries a
+format can not express are listed on stderr. The files are written all or
+none: when one can not be written, every old file is left as it was.
 
 --budget takes bytes or a size with a K, KiB, M or MiB suffix (32K = 32768);
 the default is all the ITCM the image leaves free. A budget that fits no
