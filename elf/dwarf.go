@@ -10,6 +10,7 @@ import (
 	"io"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
@@ -167,10 +168,51 @@ func upperBound(xs []uint32, v uint32) int {
 }
 
 // isTombstone reports DWARF addresses that stand for code the linker
-// dropped: GNU ld resolves them to 0 (believed only if a function really
-// starts at 0), lld to -1 or -2.
-func isTombstone(addr uint64, hasCodeAt0 bool) bool {
-	return (addr == 0 && !hasCodeAt0) || addr >= 0xfffffffe
+// dropped: GNU ld resolves them to 0, lld to -1 or -2. Where a function
+// really starts at 0 (codeAt0), an address 0 may be either: originCode
+// tells them apart.
+func isTombstone(addr uint64, codeAt0 bool) bool {
+	return (addr == 0 && !codeAt0) || addr >= 0xfffffffe
+}
+
+// originCode is what the symbol table places at address 0. On the i.MX RT
+// that is where ITCM starts, so an ITCM plan puts the first relocated
+// function there; and GNU ld resolves every address of every function
+// --gc-sections removed (subprogram ranges, line sequences, aranges,
+// frame descriptions) to 0 as well: hundreds of them in a Zephyr image,
+// many longer than the real function. The linker's symbol table is what
+// it really placed, so a DWARF function at 0 is believed only if a symbol
+// at 0 bears its name and its size; inlines within it and its line
+// sequence go with it.
+type originCode struct {
+	syms []funcSymbol // the FUNC symbols at 0 (aliases), veneers excluded
+}
+
+func (o originCode) exists() bool { return len(o.syms) > 0 }
+
+// describes reports whether the DWARF function named name (linkage: its
+// linkage name, "" if none) whose range at 0 is size bytes long is the
+// code at 0: a symbol there is named so (a clone by the name it was made
+// from) and has that size, if it gives one.
+func (o originCode) describes(name, linkage string, size uint64) bool {
+	for _, s := range o.syms {
+		if s.size != 0 && uint64(s.size) != size {
+			continue
+		}
+		base, _ := SplitClone(s.name)
+		switch {
+		case linkage != "" && base == linkage, name != "" && base == name:
+			return true
+		case linkage == "" && name != "" && strings.HasPrefix(base, "_Z"):
+			// GCC gives some C++ functions (templates taking a lambda)
+			// no linkage name: their name is one of the mangled name's
+			// <length><identifier> parts.
+			if strings.Contains(base, strconv.Itoa(len(name))+name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unitLoader decodes one compile unit into unitTables, walking its DIEs
@@ -182,18 +224,23 @@ type unitLoader struct {
 	ud *unitData
 	t  *unitTables
 
-	cuFiles   []int32  // the line table's file indices → t.files (DW_AT_call_file indexes them)
-	cuSource  string   // the unit's source file, absolute
-	lineAddrs []uint32 // address of each of t.rows
-	seqRows   []seqRow
-	fileIdx   map[string]int32
-	nameIdx   map[frameName]int32
-	ranges    []nodeRange
-	segStart  []uint32 // node segments: segStart[i] ≤ pc < segStart[i+1] lies in node segNode[i] (-1: none)
-	segNode   []int32
-	dies      map[dwarf.Offset]dieName // by offset in .debug_info
-	nodeDIEs  []dwarf.Offset           // DIE of each node (in .debug_info), to resolve its name at the end
-	nodeSubs  []*subprogram            // subprogram of each root node; nil for inlines
+	cuFiles []int32 // the line table's file indices → t.files (DW_AT_call_file indexes them)
+	// Where code starts at 0 (originCode): the line sequences at 0, the
+	// nodes believed there and where the function believed there ends.
+	originSeqs  []rowSpan
+	originNodes map[int32]bool
+	originEnd   uint32
+	cuSource    string   // the unit's source file, absolute
+	lineAddrs   []uint32 // address of each of t.rows
+	seqRows     []seqRow
+	fileIdx     map[string]int32
+	nameIdx     map[frameName]int32
+	ranges      []nodeRange
+	segStart    []uint32 // node segments: segStart[i] ≤ pc < segStart[i+1] lies in node segNode[i] (-1: none)
+	segNode     []int32
+	dies        map[dwarf.Offset]dieName // by offset in .debug_info
+	nodeDIEs    []dwarf.Offset           // DIE of each node (in .debug_info), to resolve its name at the end
+	nodeSubs    []*subprogram            // subprogram of each root node; nil for inlines
 }
 
 type seqRow struct {
@@ -234,10 +281,13 @@ func (x *dwarfIndex) decodeUnit(i int, scan bool) *unitTables {
 		fileIdx: map[string]int32{},
 		nameIdx: map[frameName]int32{},
 		dies:    map[dwarf.Offset]dieName{},
+
+		originNodes: map[int32]bool{},
 	}
 	if err := l.walk(i, scan); err != nil {
 		x.warn(fmt.Sprintf("DWARF partly unreadable (%v): some addresses fall back to the symbol table", err))
 	}
+	l.settleOriginSequences()
 	l.finishLines()
 	l.finishNames()
 	l.finishSegments()
@@ -420,32 +470,53 @@ func (l *unitLoader) addNode(e *dwarf.Entry, parent int32) (int32, bool) {
 		n.callCol = int32(intAttr(e, dwarf.AttrCallColumn))
 	}
 	idx := int32(len(t.nodes))
-	kept := false
+	kept := rs[:0:0]
 	for _, rg := range rs {
 		lo, hi := rg[0], rg[1]
-		if hi <= lo || hi > 1<<32 || isTombstone(lo, l.x.hasCodeAt0) {
+		if hi <= lo || hi > 1<<32 || isTombstone(lo, l.x.origin.exists()) {
 			continue
 		}
-		kept = true
+		if lo == 0 && !l.atOrigin(e, parent, hi) {
+			continue
+		}
+		if lo == 0 {
+			l.originNodes[idx] = true
+		}
+		kept = append(kept, rg)
 		l.ranges = append(l.ranges, nodeRange{lo: uint32(lo), hi: uint32(hi - 1), node: idx, depth: n.depth})
 	}
-	if !kept {
+	if len(kept) == 0 {
 		return 0, false
 	}
 	var sub *subprogram
 	if parent < 0 {
 		sub = &subprogram{source: l.cuSource}
-		for _, rg := range rs {
-			if rg[1] > rg[0] && rg[1] <= 1<<32 && !isTombstone(rg[0], l.x.hasCodeAt0) {
-				sub.starts = append(sub.starts, uint32(rg[0]))
-				t.subs[uint32(rg[0])] = sub
-			}
+		for _, rg := range kept {
+			sub.starts = append(sub.starts, uint32(rg[0]))
+			t.subs[uint32(rg[0])] = sub
 		}
 	}
 	t.nodes = append(t.nodes, n)
 	l.nodeDIEs = append(l.nodeDIEs, dwarf.Offset(l.u.start)+e.Offset)
 	l.nodeSubs = append(l.nodeSubs, sub)
 	return idx, true
+}
+
+// atOrigin reports whether DIE e's range [0, hi) describes the code the
+// image has at 0 (see originCode): for a subprogram, whether a symbol at 0
+// bears its name and size; for an inline, whether its enclosing node was
+// believed at 0. A subprogram believed there sets the end its line
+// sequence must reach (settleOriginSequences).
+func (l *unitLoader) atOrigin(e *dwarf.Entry, parent int32, hi uint64) bool {
+	if parent >= 0 {
+		return l.originNodes[parent]
+	}
+	name, linkage := l.resolveName(dwarf.Offset(l.u.start) + e.Offset)
+	if !l.x.origin.describes(name, linkage, hi) {
+		return false
+	}
+	l.originEnd = max(l.originEnd, uint32(hi))
+	return true
 }
 
 func intAttr(e *dwarf.Entry, a dwarf.Attr) int64 {
@@ -486,9 +557,11 @@ func (l *unitLoader) readLines(cu *dwarf.Entry) {
 		l.cuFiles = append(l.cuFiles, l.file(f, compDir, fileOf))
 	}
 	// Rows of one sequence are kept only if the sequence starts at a real
-	// address; the linker leaves dropped functions' sequences at 0.
+	// address; the linker leaves dropped functions' sequences at 0. Where
+	// code really starts at 0, the sequences there wait for the DIEs to
+	// tell which one is real (settleOriginSequences).
 	seq, first := len(l.seqRows), true // where the sequence's rows start
-	keep := false
+	keep, atZero := false, false
 	var le dwarf.LineEntry
 	var lastFile *dwarf.LineFile // rows run in one file for a while
 	lastIdx := int32(-1)
@@ -504,7 +577,8 @@ func (l *unitLoader) readLines(cu *dwarf.Entry) {
 			break
 		}
 		if first {
-			keep, first = !isTombstone(le.Address, l.x.hasCodeAt0), false
+			keep, first = !isTombstone(le.Address, l.x.origin.exists()), false
+			atZero = le.Address == 0
 		}
 		if le.Address < 1<<32 {
 			if le.File != lastFile {
@@ -514,13 +588,56 @@ func (l *unitLoader) readLines(cu *dwarf.Entry) {
 			l.seqRows = append(l.seqRows, seqRow{addr: uint32(le.Address), order: int32(len(l.seqRows)), row: row})
 		}
 		if le.EndSequence {
-			if !keep {
+			switch {
+			case !keep:
 				l.seqRows = l.seqRows[:seq]
+			case atZero && le.Address < 1<<32:
+				l.originSeqs = append(l.originSeqs, rowSpan{from: seq, to: len(l.seqRows), end: uint32(le.Address)})
 			}
 			seq, first = len(l.seqRows), true
 		}
 	}
 	l.seqRows = l.seqRows[:seq] // an unfinished sequence
+}
+
+// rowSpan is one line sequence's rows, seqRows[from:to], ending at end.
+type rowSpan struct {
+	from, to int
+	end      uint32
+}
+
+// settleOriginSequences keeps, of the unit's line sequences that start at
+// 0, the one of the function it really has there (atOrigin): the shortest
+// that reaches the end of that function (with -ffunction-sections it ends
+// there exactly; without, it runs on over the unit's other functions).
+// The others are removed functions'. A unit with nothing at 0 keeps none.
+func (l *unitLoader) settleOriginSequences() {
+	if len(l.originSeqs) == 0 {
+		return
+	}
+	best := -1
+	if l.originEnd > 0 {
+		for k, s := range l.originSeqs {
+			if s.end >= l.originEnd && (best < 0 || s.end < l.originSeqs[best].end) {
+				best = k
+			}
+		}
+	}
+	kept := l.seqRows[:0]
+	next := 0 // the next sequence at 0, in row order
+	for i := 0; i < len(l.seqRows); {
+		if next < len(l.originSeqs) && i == l.originSeqs[next].from {
+			s := l.originSeqs[next]
+			if next == best {
+				kept = append(kept, l.seqRows[s.from:s.to]...)
+			}
+			i, next = s.to, next+1
+			continue
+		}
+		kept = append(kept, l.seqRows[i])
+		i++
+	}
+	l.seqRows, l.originSeqs = kept, nil
 }
 
 // file interns a line-table file name as an absolute path.

@@ -41,10 +41,10 @@ import (
 // dwarfIndex finds the compile unit of an address and decodes units on
 // demand. A nil *dwarfIndex (an ELF without usable DWARF) knows nothing.
 type dwarfIndex struct {
-	sec        dwarfSections
-	hasCodeAt0 bool
-	zSyms      map[uint32]string // _Z-mangled FUNC symbol (without clone suffix) by address
-	warn       func(string)
+	sec    dwarfSections
+	origin originCode
+	zSyms  map[uint32]string // _Z-mangled FUNC symbol (without clone suffix) by address
+	warn   func(string)
 
 	// units are those .debug_aranges lists, by the offset of their header
 	// (listed, fixed at Load), then the others (once enumerated). A unit
@@ -115,9 +115,9 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 			info: sec("info"), abbrev: sec("abbrev"), line: sec("line"), ranges: sec("ranges"), str: sec("str"),
 			dwarf5: map[string][]byte{},
 		},
-		hasCodeAt0: raw.hasCodeAt0,
-		zSyms:      map[uint32]string{},
-		warn:       im.warn,
+		origin: raw.origin,
+		zSyms:  map[uint32]string{},
+		warn:   im.warn,
 	}
 	if x.sec.info == nil {
 		im.warn("no DWARF debug info: symbolizing from the symbol table only (no file:line, no inlined frames)")
@@ -174,7 +174,7 @@ func (x *dwarfIndex) enumerate() {
 			if cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
 				continue
 			}
-			if rs, err := ud.d.Ranges(cu); err == nil && x.dieSpans.add(i, rs, x.hasCodeAt0) > 0 {
+			if rs, err := ud.d.Ranges(cu); err == nil && x.dieSpans.add(i, rs, x.origin.exists()) > 0 {
 				continue
 			}
 			x.unplaced = append(x.unplaced, i)
@@ -381,7 +381,7 @@ func (x *dwarfIndex) addAranges(b []byte) {
 		if !ok {
 			i = len(x.listed)
 		}
-		if x.placed.add(i, rs, x.hasCodeAt0) > 0 && !ok {
+		if x.placed.add(i, rs, x.origin.exists()) > 0 && !ok {
 			byStart[unitOff] = i
 			x.listed = append(x.listed, &unit{unitHeader: unitHeader{start: unitOff}})
 		}
@@ -389,13 +389,14 @@ func (x *dwarfIndex) addAranges(b []byte) {
 	x.placed.sort()
 }
 
-// add indexes the ranges [lo, hi) of unit i that hold real code and
-// returns how many did. sort must follow.
-func (s *spanIndex) add(i int, rs [][2]uint64, hasCodeAt0 bool) int {
+// add indexes the ranges [lo, hi) of unit i that may hold real code and
+// returns how many did. sort must follow. With code at 0, every unit with a
+// removed function claims 0 too: decoding the unit tells (originCode).
+func (s *spanIndex) add(i int, rs [][2]uint64, codeAt0 bool) int {
 	n := 0
 	for _, r := range rs {
 		lo, hi := r[0], min(r[1], 1<<32)
-		if hi <= lo || isTombstone(lo, hasCodeAt0) {
+		if hi <= lo || isTombstone(lo, codeAt0) {
 			continue
 		}
 		s.spans = append(s.spans, unitSpan{lo: uint32(lo), last: uint32(hi - 1), unit: int32(i)})
@@ -448,7 +449,7 @@ func (x *dwarfIndex) unitsAt(pc uint32, yield func(int) bool) {
 	x.scanOnce.Do(func() {
 		x.decodeAll(x.unplaced)
 		for _, i := range x.unplaced {
-			x.scanned.add(i, x.tables(i).extent(), x.hasCodeAt0)
+			x.scanned.add(i, x.tables(i).extent(), x.origin.exists())
 		}
 		x.scanned.sort()
 	})

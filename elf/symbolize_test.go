@@ -28,8 +28,20 @@ const symSrcDir = "testdata/symbolize"
 // symITCMHigh is ITCM_HIGH in testdata/symbolize/Makefile.
 const symITCMHigh = 0x10000000
 
-// symVariants are the ELFs testdata/symbolize/Makefile builds by default.
-var symVariants = []string{"O0-dwarf4", "O0-dwarf5", "Os-dwarf4", "Os-dwarf5", "O2-dwarf4", "O2-dwarf5"}
+// symVariants are the ELFs testdata/symbolize/Makefile builds by default:
+// each optimisation level and DWARF version with ITCM code 32 bytes above
+// the origin, and with a C function (.origin) or a C++ method
+// (.cxxorigin) at the origin itself, where the removed functions' DWARF
+// also points.
+var symVariants = func() []string {
+	var vs []string
+	for _, layout := range []string{"", ".origin", ".cxxorigin"} {
+		for _, v := range []string{"O0-dwarf4", "O0-dwarf5", "Os-dwarf4", "Os-dwarf5", "O2-dwarf4", "O2-dwarf5"} {
+			vs = append(vs, v+layout)
+		}
+	}
+	return vs
+}()
 
 var symBuild = &testBuild{
 	prefix: "tcmprof-testelf",

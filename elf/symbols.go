@@ -113,10 +113,8 @@ type rawSymbols struct {
 	// mapping holds the ARM mapping symbols ($t/$a code, $d data) sorted
 	// by address, to find where a veneer without a size ends.
 	mapping []mappingSymbol
-	// hasCodeAt0 is true if a function starts at address 0. GNU ld resolves
-	// DWARF addresses of functions it garbage-collected to 0, so DWARF
-	// ranges at 0 are only believed if real code lives there.
-	hasCodeAt0 bool
+	// origin is the code at address 0 (see originCode).
+	origin originCode
 }
 
 func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
@@ -153,8 +151,8 @@ func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
 			fs.file = file
 		}
 		raw.funcs = append(raw.funcs, fs)
-		if addr == 0 {
-			raw.hasCodeAt0 = true
+		if addr == 0 && !veneer { // a veneer has no DWARF to tell apart
+			raw.origin.syms = append(raw.origin.syms, fs)
 		}
 	}
 	slices.Sort(raw.marks)
