@@ -60,15 +60,26 @@ func parseCFI(data []byte, order binary.ByteOrder, funcs []FuncRange) (c *CFI, e
 	}
 	// Parse keeps file order but FDEForPC binary-searches: Append sorts.
 	fdes := frame.FrameDescriptionEntries(nil).Append(parsed)
+	cieRules := map[*frame.CommonInformationEntry]map[uint64]bool{}
+	for _, fde := range fdes {
+		rules, ok := cieRules[fde.CIE]
+		if !ok {
+			rules = cieRuleRegisters(fde.CIE.InitialInstructions)
+			cieRules[fde.CIE] = rules
+		}
+		fde.Instructions = restoreAsCIE(fde.Instructions, rules)
+	}
 	return &CFI{fdes: dropAmbiguousFDEs(fdes, funcs)}, nil
 }
 
 // dropAmbiguousFDEs resolves overlapping FDEs. They arise because ld keeps
 // the .debug_frame entries of functions --gc-sections removed and relocates
-// them to address 0, which is where ITCM code lives on the i.MX RT. In each
-// overlapping group the FDE that covers exactly a function symbol's extent
-// wins; if none does, the whole group is dropped so the answer is "unknown"
-// rather than a guess.
+// them to address 0, which is where ITCM code lives on the i.MX RT (a
+// Zephyr image has hundreds, over every function of an ITCM plan). In each
+// overlapping group the FDEs that cover exactly a function symbol's extent
+// win, each unless another FDE of the group has the same extent (a removed
+// function of the same size as the one at 0); the rest is dropped so the
+// answer is "unknown" rather than a guess.
 func dropAmbiguousFDEs(fdes frame.FrameDescriptionEntries, funcs []FuncRange) frame.FrameDescriptionEntries {
 	exact := map[[2]uint64]bool{}
 	for _, fn := range funcs {
@@ -84,14 +95,14 @@ func dropAmbiguousFDEs(fdes frame.FrameDescriptionEntries, funcs []FuncRange) fr
 		if j == i+1 {
 			out = append(out, fdes[i])
 		} else {
-			var keep []*frame.FrameDescriptionEntry
+			extents := map[[2]uint64]int{}
 			for _, fde := range fdes[i:j] {
-				if exact[[2]uint64{fde.Begin(), fde.End()}] {
-					keep = append(keep, fde)
-				}
+				extents[[2]uint64{fde.Begin(), fde.End()}]++
 			}
-			if len(keep) == 1 {
-				out = append(out, keep[0])
+			for _, fde := range fdes[i:j] {
+				if e := [2]uint64{fde.Begin(), fde.End()}; exact[e] && extents[e] == 1 {
+					out = append(out, fde)
+				}
 			}
 		}
 		i = j
@@ -138,4 +149,175 @@ func (c *CFI) LRIsReturnAddress(pc uint32) (live, known bool) {
 	default: // saved on the stack, recomputed, or undefined
 		return false, true
 	}
+}
+
+// DWARF call-frame opcodes that restoreAsCIE reads or writes.
+const (
+	cfaAdvanceLoc      = 0x1 << 6 // low 6 bits: delta
+	cfaOffset          = 0x2 << 6 // low 6 bits: register; ULEB offset
+	cfaRestore         = 0x3 << 6 // low 6 bits: register
+	cfaSetLoc          = 0x01
+	cfaAdvanceLoc1     = 0x02
+	cfaAdvanceLoc2     = 0x03
+	cfaAdvanceLoc4     = 0x04
+	cfaRestoreExtended = 0x06
+	cfaSameValue       = 0x08
+	cfaDefCFAExpr      = 0x0f
+	cfaExpression      = 0x10
+	cfaValExpression   = 0x16
+)
+
+// cfaOperands gives, per opcode below 0x40, its operands after the opcode
+// byte: 'u' ULEB128, 's' SLEB128, 'b' a ULEB128-sized block, a digit that
+// many bytes (DWARF 5, 6.4.2; DW_CFA_GNU_args_size is 0x2e, and 0x2f is
+// DW_CFA_GNU_negative_offset_extended). Opcodes missing here are unknown.
+var cfaOperands = map[byte]string{
+	0x00: "", cfaSetLoc: "4", cfaAdvanceLoc1: "1", cfaAdvanceLoc2: "2", cfaAdvanceLoc4: "4",
+	0x05: "uu", cfaRestoreExtended: "u", 0x07: "u", cfaSameValue: "u", 0x09: "uu",
+	0x0a: "", 0x0b: "", 0x0c: "uu", 0x0d: "u", 0x0e: "u", cfaDefCFAExpr: "b",
+	cfaExpression: "ub", 0x11: "us", 0x12: "us", 0x13: "s", 0x14: "uu", 0x15: "us",
+	cfaValExpression: "ub", 0x2e: "u", 0x2f: "uu",
+}
+
+// cfaNoRegister lists the opcodes whose first ULEB operand is not a
+// register given a rule: the CFA's definitions and DW_CFA_GNU_args_size.
+var cfaNoRegister = map[byte]bool{0x0c: true, 0x0d: true, 0x0e: true, 0x12: true, 0x2e: true}
+
+// restoreAsCIE rewrites an FDE's instructions so that delve reads
+// DW_CFA_restore as DWARF defines it: back to the rule the CIE's initial
+// instructions give the register. delve gives a register the CIE leaves
+// without a rule the rule "undefined", which says the caller's value is
+// lost; for LR that reads as the outermost frame. GCC restores LR so after
+// every early-return epilogue (pop {…, pc} in the middle of a function),
+// so the unwinder stopped and LR samples read as stale there. Such a
+// restore becomes DW_CFA_same_value, the ABI's rule for a register
+// nothing saved. Instructions it cannot decode are returned unchanged.
+func restoreAsCIE(instrs []byte, cieRules map[uint64]bool) []byte {
+	out := make([]byte, 0, len(instrs)+8)
+	changed := false
+	for p := 0; p < len(instrs); {
+		op := instrs[p]
+		start := p
+		p++
+		var reg uint64
+		switch op >> 6 {
+		case cfaAdvanceLoc >> 6:
+			out = append(out, op)
+			continue
+		case cfaOffset >> 6:
+			if p = skipLEB(instrs, p); p < 0 {
+				return instrs
+			}
+			out = append(out, instrs[start:p]...)
+			continue
+		case cfaRestore >> 6:
+			reg = uint64(op & 0x3f)
+		default:
+			ops, ok := cfaOperands[op]
+			if !ok {
+				return instrs
+			}
+			if op == cfaRestoreExtended {
+				var n int
+				if reg, n = readULEB(instrs[p:]); n == 0 {
+					return instrs
+				}
+				p += n
+				break
+			}
+			if p = skipOperands(instrs, p, ops); p < 0 {
+				return instrs
+			}
+			out = append(out, instrs[start:p]...)
+			continue
+		}
+		if cieRules[reg] { // delve restores the CIE's offset rule itself
+			out = append(out, instrs[start:p]...)
+			continue
+		}
+		out = binary.AppendUvarint(append(out, cfaSameValue), reg)
+		changed = true
+	}
+	if !changed {
+		return instrs
+	}
+	return out
+}
+
+// cieRuleRegisters lists the registers a CIE's initial instructions give a
+// rule (any opcode naming a register, except the CFA's own).
+func cieRuleRegisters(instrs []byte) map[uint64]bool {
+	regs := map[uint64]bool{}
+	for p := 0; p < len(instrs); {
+		op := instrs[p]
+		p++
+		switch op >> 6 {
+		case cfaAdvanceLoc >> 6:
+			continue
+		case cfaOffset >> 6, cfaRestore >> 6:
+			regs[uint64(op&0x3f)] = true
+			if op>>6 == cfaOffset>>6 {
+				if p = skipLEB(instrs, p); p < 0 {
+					return regs
+				}
+			}
+			continue
+		}
+		ops, ok := cfaOperands[op]
+		if !ok {
+			return regs
+		}
+		if len(ops) > 0 && ops[0] == 'u' && !cfaNoRegister[op] {
+			if reg, n := readULEB(instrs[p:]); n > 0 {
+				regs[reg] = true
+			}
+		}
+		if p = skipOperands(instrs, p, ops); p < 0 {
+			return regs
+		}
+	}
+	return regs
+}
+
+// skipOperands returns the offset after operands ops (cfaOperands' form)
+// at p, -1 if they run past the end.
+func skipOperands(b []byte, p int, ops string) int {
+	for _, o := range ops {
+		switch o {
+		case 'u', 's':
+			p = skipLEB(b, p)
+		case 'b':
+			n, k := readULEB(b[p:])
+			if k == 0 || n > uint64(len(b)) {
+				return -1
+			}
+			p += k + int(n)
+		default:
+			p += int(o - '0')
+		}
+		if p < 0 || p > len(b) {
+			return -1
+		}
+	}
+	return p
+}
+
+// skipLEB returns the offset after the LEB128 number at p, -1 if it runs
+// past the end.
+func skipLEB(b []byte, p int) int {
+	for ; p < len(b); p++ {
+		if b[p]&0x80 == 0 {
+			return p + 1
+		}
+	}
+	return -1
+}
+
+// readULEB reads a ULEB128 number; n is its length, 0 if malformed.
+func readULEB(b []byte) (v uint64, n int) {
+	v, n = binary.Uvarint(b)
+	if n <= 0 {
+		return 0, 0
+	}
+	return v, n
 }

@@ -3,8 +3,10 @@
 package elf
 
 import (
+	"bytes"
 	goelf "debug/elf"
 	"encoding/binary"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -74,52 +76,7 @@ func readelfFrames(t testing.TB, path string) []readelfFDE {
 // --gc-sections left a dead FDE at address 0 on top of ITCM code.
 func TestCFIAgainstReadelf(t *testing.T) {
 	e := buildExtras(t)
-	f, err := goelf.Open(e.ELF)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfi, err := LoadCFI(f)
-	if err != nil || cfi == nil {
-		t.Fatalf("LoadCFI = %v, %v", cfi, err)
-	}
-	funcs, addrOf := funcRanges(t, f)
-	isFunc := map[[2]uint32]string{}
-	for _, fn := range funcs {
-		isFunc[[2]uint32{fn.Addr, fn.Addr + fn.Size}] = fn.Name
-	}
-	var checked, saved, dead int
-	covered := map[uint32]bool{}
-	for _, fde := range readelfFrames(t, e.ELF) {
-		if _, ok := isFunc[[2]uint32{fde.begin, fde.end}]; !ok {
-			dead++ // e.g. alpha_unused, discarded but still described, at 0
-			continue
-		}
-		for pc := fde.begin; pc < fde.end; pc += 2 {
-			want := true
-			for _, r := range fde.rows {
-				if r.loc <= pc {
-					want = r.raLive
-				}
-			}
-			live, known := cfi.LRIsReturnAddress(pc)
-			if !known || live != want {
-				t.Errorf("pc %#x: LRIsReturnAddress = %v, known %v; readelf says live=%v", pc, live, known, want)
-			}
-			if live, known := cfi.LRIsReturnAddress(pc | 1); !known || live != want {
-				t.Errorf("pc %#x with Thumb bit: %v, %v", pc|1, live, known)
-			}
-			covered[pc] = true
-			checked++
-			if !want {
-				saved++
-			}
-		}
-	}
-	t.Logf("%d PCs checked, %d with LR saved, %d dead FDEs skipped", checked, saved, dead)
-	if saved == 0 || dead == 0 {
-		t.Errorf("fixture lost its non-leaf functions or its dead FDE (saved %d, dead %d)", saved, dead)
-	}
+	cfi, addrOf, covered := checkCFIAgainstReadelf(t, e.ELF, 0)
 
 	// The cases the sampler depends on, by name.
 	for _, tc := range []struct {
@@ -142,6 +99,85 @@ func TestCFIAgainstReadelf(t *testing.T) {
 	if _, known := cfi.LRIsReturnAddress(addrOf["memcpy"]); known || covered[addrOf["memcpy"]] {
 		t.Error("memcpy: known CFI, but readelf shows no FDE for it")
 	}
+}
+
+// TestCFIAtTheITCMOrigin does the same where ITCM code starts at the
+// origin, as in a Zephyr ITCM build: several functions there, with the
+// frame descriptions of every removed function (several units' worth)
+// resolved to 0 on top of them. Each ITCM function keeps its own.
+func TestCFIAtTheITCMOrigin(t *testing.T) {
+	for _, v := range symVariants {
+		if !strings.Contains(v, "origin") {
+			continue
+		}
+		t.Run(v, func(t *testing.T) {
+			checkCFIAgainstReadelf(t, filepath.Join(symELFDir(t), v+".elf"), 2)
+		})
+	}
+}
+
+// checkCFIAgainstReadelf compares LRIsReturnAddress with readelf -wF at
+// every halfword of every FDE of path that describes a linked function,
+// and asks for at least minOrigin such functions in code starting at 0.
+// It returns the CFI, the functions' addresses and the PCs checked.
+func checkCFIAgainstReadelf(t *testing.T, path string, minOrigin int) (*CFI, map[string]uint32, map[uint32]bool) {
+	t.Helper()
+	f, err := goelf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfi, err := LoadCFI(f)
+	if err != nil || cfi == nil {
+		t.Fatalf("LoadCFI = %v, %v", cfi, err)
+	}
+	lowEnd := uint32(0) // end of code starting at 0
+	for _, s := range f.Sections {
+		if s.Addr == 0 && s.Flags&goelf.SHF_EXECINSTR != 0 {
+			lowEnd = uint32(s.Size)
+		}
+	}
+	funcs, addrOf := funcRanges(t, f)
+	isFunc := map[[2]uint32]string{}
+	for _, fn := range funcs {
+		isFunc[[2]uint32{fn.Addr, fn.Addr + fn.Size}] = fn.Name
+	}
+	var checked, saved, dead, atOrigin int
+	covered := map[uint32]bool{}
+	for _, fde := range readelfFrames(t, path) {
+		if _, ok := isFunc[[2]uint32{fde.begin, fde.end}]; !ok {
+			dead++ // e.g. alpha_unused, discarded but still described, at 0
+			continue
+		}
+		if fde.begin < lowEnd {
+			atOrigin++
+		}
+		for pc := fde.begin; pc < fde.end; pc += 2 {
+			want := true
+			for _, r := range fde.rows {
+				if r.loc <= pc {
+					want = r.raLive
+				}
+			}
+			live, known := cfi.LRIsReturnAddress(pc)
+			if !known || live != want {
+				t.Errorf("pc %#x: LRIsReturnAddress = %v, known %v; readelf says live=%v", pc, live, known, want)
+			}
+			if live, known := cfi.LRIsReturnAddress(pc | 1); !known || live != want {
+				t.Errorf("pc %#x with Thumb bit: %v, %v", pc|1, live, known)
+			}
+			covered[pc] = true
+			checked++
+			if !want {
+				saved++
+			}
+		}
+	}
+	t.Logf("%d PCs checked, %d with LR saved, %d dead FDEs skipped, %d functions in code at 0", checked, saved, dead, atOrigin)
+	if saved == 0 || dead == 0 || atOrigin < minOrigin {
+		t.Errorf("fixture lost its non-leaf functions, its dead FDE or its code at 0 (saved %d, dead %d, at 0 %d)", saved, dead, atOrigin)
+	}
+	return cfi, addrOf, covered
 }
 
 func TestLoadCFIAbsentAndNil(t *testing.T) {
@@ -221,5 +257,32 @@ func TestCFIOverlapWithoutSymbolsIsUnknown(t *testing.T) {
 	}
 	if live, known := c.LRIsReturnAddress(2); !known || live {
 		t.Errorf("pc 2 (itcm_hot after push): live=%v known=%v", live, known)
+	}
+}
+
+// restoreAsCIE turns a restore of a register the CIE gives no rule into
+// same_value, and leaves everything else as it was.
+func TestRestoreAsCIE(t *testing.T) {
+	noRules := map[uint64]bool{}
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		cie  map[uint64]bool
+		want []byte
+	}{
+		{"restore lr", []byte{0x4a, 0x0e, 0x14, 0xce}, noRules, []byte{0x4a, 0x0e, 0x14, 0x08, 0x0e}},
+		{"restore_extended lr", []byte{0x06, 0x0e, 0x41}, noRules, []byte{0x08, 0x0e, 0x41}},
+		{"restore with a CIE rule", []byte{0xce}, map[uint64]bool{14: true}, []byte{0xce}},
+		{"explicit undefined stays", []byte{0x07, 0x0e}, noRules, []byte{0x07, 0x0e}},
+		{"operands are not opcodes", []byte{0x02, 0xce, 0x8e, 0x01}, noRules, []byte{0x02, 0xce, 0x8e, 0x01}},
+		{"unknown opcode", []byte{0x3a, 0xce}, noRules, []byte{0x3a, 0xce}},
+		{"truncated", []byte{0xce, 0x05, 0x0e}, noRules, []byte{0xce, 0x05, 0x0e}},
+	} {
+		if got := restoreAsCIE(tc.in, tc.cie); !bytes.Equal(got, tc.want) {
+			t.Errorf("%s: % x, want % x", tc.name, got, tc.want)
+		}
+	}
+	if got := cieRuleRegisters([]byte{0x0c, 0x0d, 0x00, 0x8e, 0x01, 0x07, 0x03}); !got[14] || !got[3] || got[13] {
+		t.Errorf("cieRuleRegisters = %v, want r14 and r3, not the CFA's r13", got)
 	}
 }
