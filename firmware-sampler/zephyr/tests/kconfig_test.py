@@ -222,6 +222,23 @@ def test_sample_conf_with_snippet_takes_effect_on_every_tree():
         check(value(kconf, "USBD_CDC_NCM_CLASS") == "y", f"{version}: sample has no CDC-NCM class")
 
 
+SAMPLE_MAIN = os.path.join(SAMPLER_DIR, "samples", "udp_echo", "src", "main.c")
+
+
+def test_sample_applies_its_network_settings():
+    """Where Zephyr leaves NET_CONFIG_* to the application (a USB network
+    class turns NET_CONFIG_AUTO_INIT off), the sample must apply them
+    itself, or 192.0.2.1 is never set."""
+    with open(SAMPLE_MAIN) as f:
+        calls_init = re.search(r"^\s*\(void\)\s*net_config_init_app\(|^\s*(?:\w+\s*=\s*)?net_config_init_app\(",
+                               f.read(), re.M)
+    for version in (V37, V4):
+        kconf = load(fragments=[SAMPLE_CONF, SNIPPET_CONF], version=version)
+        if value(kconf, "NET_CONFIG_SETTINGS") == "y" and value(kconf, "NET_CONFIG_AUTO_INIT") != "y":
+            check(calls_init, f"{version}: NET_CONFIG_AUTO_INIT is off with the sample's USB network class, "
+                  "and its main.c never calls net_config_init_app()")
+
+
 def readme_kconfig_table():
     """(symbol, default) rows of the README's "## Kconfig" table."""
     with open(README) as f:

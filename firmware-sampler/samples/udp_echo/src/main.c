@@ -14,6 +14,7 @@
  * its own POSIX <sys/socket.h> does; older releases ignore it.
  */
 #define ZEPHYR_INCLUDE_NET_COMPAT_MODE_SYMBOLS
+#include <zephyr/net/net_config.h>
 #include <zephyr/net/socket.h>
 
 LOG_MODULE_REGISTER(udp_echo, LOG_LEVEL_INF);
@@ -29,6 +30,15 @@ int main(void)
 		.sin_port = htons(ECHO_PORT),
 		.sin_addr = {.s_addr = htonl(INADDR_ANY)},
 	};
+	/*
+	 * With a USB network class Zephyr does not apply the NET_CONFIG_*
+	 * settings at boot (NET_CONFIG_AUTO_INIT defaults to n): the
+	 * application does, once USB is up, which the module's USB init has
+	 * done by now (SYS_INIT, APPLICATION level). It waits for the NCM
+	 * interface up to NET_CONFIG_INIT_TIMEOUT, then sets 192.0.2.1.
+	 */
+	(void)net_config_init_app(NULL, "UDP echo: configuring the NCM interface");
+
 	int sock = zsock_socket(AF_INET, SOCK_DGRAM, IPPROTO_UDP);
 
 	if (sock < 0) {
