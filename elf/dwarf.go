@@ -72,12 +72,13 @@ type subprogram struct {
 // subprogram and inlined-subroutine nodes, and both merged into one pcMap;
 // and its concrete functions by the start of each of their ranges.
 type unitTables struct {
-	rows  []lineRow
-	files []string
-	nodes []node
-	names []frameName
-	pcs   pcMap
-	subs  map[uint32]*subprogram
+	source string // the unit's source file, absolute
+	rows   []lineRow
+	files  []string
+	nodes  []node
+	names  []frameName
+	pcs    pcMap
+	subs   map[uint32]*subprogram
 }
 
 // pcMap answers both questions about a PC, its line row and its innermost
@@ -288,6 +289,7 @@ func (x *dwarfIndex) decodeUnit(i int, scan bool) *unitTables {
 		x.warn(fmt.Sprintf("DWARF partly unreadable (%v): some addresses fall back to the symbol table", err))
 	}
 	l.settleOriginSequences()
+	l.t.source = l.cuSource
 	l.finishLines()
 	l.finishNames()
 	l.finishSegments()

@@ -499,6 +499,16 @@ func (x *dwarfIndex) lookup(pc uint32) (t *unitTables, row, node int32) {
 	return t, row, node
 }
 
+// lineSourceAt returns the source file of the unit whose line table covers
+// addr, "" if none: where no subprogram DIE describes a function
+// (assembly built with -g), the line table still names its file.
+func (x *dwarfIndex) lineSourceAt(addr uint32) string {
+	if t, row, _ := x.lookup(addr); t != nil && row >= 0 {
+		return t.source
+	}
+	return ""
+}
+
 // subprogramAt returns the concrete function DWARF says starts at addr, or
 // nil.
 func (x *dwarfIndex) subprogramAt(addr uint32) (sub *subprogram) {

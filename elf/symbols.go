@@ -264,6 +264,13 @@ func (im *Image) finishFunction(i int) {
 			fn.Source = ""
 		case sub != nil && sub.source != "":
 			fn.Source = sub.source
+		case sub == nil:
+			// Assembly (Zephyr's z_arm_svc in swap_helper.S): no
+			// subprogram DIE, but a line table whose unit names the file
+			// that zephyr_code_relocate needs.
+			if src := im.dwarf.lineSourceAt(fn.Addr); src != "" {
+				fn.Source = src
+			}
 		}
 		switch {
 		case linkage != "":

@@ -283,6 +283,28 @@ var noCFIBuild = &testBuild{
 	},
 }
 
+// An assembly function has no subprogram DIE, but the line table of the
+// unit GNU as made for it (-g) names its source: Zephyr's z_arm_svc
+// (swap_helper.S) is planned by that file.
+func TestAssemblyFunctionSourceFromItsLineTable(t *testing.T) {
+	img, err := Open(filepath.Join(noCFIBuild.Dir(t), "nocfi.elf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"copy_words": "leaf.S", "pushing_sum": "leaf.S", "main": "main.c"}
+	for _, f := range img.Functions() {
+		if suffix, ok := want[f.Name]; ok {
+			if !strings.HasSuffix(f.Source, "/testdata/nocfi/"+suffix) {
+				t.Errorf("%s: source %q, want .../testdata/nocfi/%s", f.Name, f.Source, suffix)
+			}
+			delete(want, f.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("functions missing: %v", want)
+	}
+}
+
 // Code without CFI, called from C: in copy_words, which leaves SP and LR
 // alone like newlib's assembly memcpy, the walk goes on to main through
 // LR (as gdb's prologue analysis does); in pushing_sum, which saved LR
