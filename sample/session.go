@@ -120,6 +120,11 @@ type Session struct {
 
 	// received carries Received's requests to the session's goroutine.
 	received chan chan *Capture
+	// awaitingRunHeader is true from a stream run's START until its first
+	// HEADER: records may arrive first, and the HEADER before START
+	// describes no run, so Received requests wait in receivedWaiting.
+	awaitingRunHeader bool
+	receivedWaiting   []chan *Capture
 	// streaming tells the reader that a stream run goes (readCoalesce).
 	streaming atomic.Bool
 
@@ -319,6 +324,10 @@ func (s *Session) next(ctx context.Context, to *timeout) (Frame, error) {
 			return nil, context.Cause(ctx)
 		case reply := <-s.received:
 			timer.Stop()
+			if s.awaitingRunHeader {
+				s.receivedWaiting = append(s.receivedWaiting, reply)
+				continue
+			}
 			reply <- s.receivedSoFar()
 		case <-s.in.arrive:
 			timer.Stop()
@@ -347,6 +356,9 @@ func (s *Session) collect(f Frame) {
 	switch f := f.(type) {
 	case *Header:
 		s.header = f
+		if f.State != StateIdle {
+			s.answerReceived()
+		}
 		if s.OnHeader != nil {
 			s.OnHeader(f)
 		}
@@ -854,6 +866,16 @@ func (s *Session) Received(ctx context.Context) (*Capture, error) {
 	}
 }
 
+// answerReceived ends the wait for a run's first HEADER and answers the
+// Received requests made meanwhile.
+func (s *Session) answerReceived() {
+	s.awaitingRunHeader = false
+	for _, reply := range s.receivedWaiting {
+		reply <- s.receivedSoFar()
+	}
+	s.receivedWaiting = nil
+}
+
 // receivedSoFar is Received's answer, made on the session's goroutine: a
 // copy that the session's later frames do not touch.
 func (s *Session) receivedSoFar() *Capture {
@@ -888,6 +910,8 @@ func (s *Session) Stream(ctx context.Context, st Start, maxDuration time.Duratio
 	if err := s.Start(ctx, st); err != nil {
 		return nil, err
 	}
+	s.awaitingRunHeader = true
+	defer s.answerReceived() // a run that ended before any HEADER
 	h, err := s.Status(ctx)
 	if err != nil {
 		return nil, err
@@ -897,10 +921,14 @@ func (s *Session) Stream(ctx context.Context, st Start, maxDuration time.Duratio
 
 func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, maxDuration time.Duration) (*Capture, error) {
 	if s.set == nil || !s.set.grow {
+		// Attaching to a run: its HEADER says what its records hold. A
+		// run Stream started keeps START's fields: under load the STATUS
+		// after START may be answered by a late copy of the HEADER before
+		// it, whose fields are the idle device's.
 		s.set = newRecordSet(Range{h.HeldFrom, h.HeldFrom})
 		s.set.grow = true
+		s.dec.SetFields(h.Fields)
 	}
-	s.dec.SetFields(h.Fields)
 	s.streaming.Store(true)
 	defer s.streaming.Store(false)
 	final := *h

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -446,9 +447,11 @@ func TestStreamLiveHooks(t *testing.T) {
 	var seen []sample.Record
 	s.OnRecords = func(recs []sample.Record) { seen = append(seen, recs...) }
 	var running []sample.Header
+	var nRunning atomic.Int32 // read by the goroutine that ends the run
 	s.OnHeader = func(h *sample.Header) {
 		if h.State == sample.StateRunning {
 			running = append(running, *h)
+			nRunning.Add(1)
 		}
 	}
 	stop := make(chan struct{})
@@ -464,6 +467,11 @@ func TestStreamLiveHooks(t *testing.T) {
 		}
 		partial <- c
 		waitForStored(t, d, 6000)
+		// Two HEADERs while running, however slowly a busy machine runs
+		// the session's goroutine.
+		for deadline := time.Now().Add(10 * time.Second); nRunning.Load() < 2 && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
 	}()
 	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, stop)
 	if err != nil {
