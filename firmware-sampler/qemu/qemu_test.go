@@ -58,9 +58,13 @@ func TestImageLayout(t *testing.T) {
 	if got := readWord(t, f, vt.Value+4*(16+8)); got != uint32(isr.Value|1) {
 		t.Errorf("vector of IRQ 8 = %#x, want tcmp_sample_isr %#x", got, isr.Value|1)
 	}
-	// Boot stub: initial SP and reset vector at 0.
-	if got, want := readWord(t, f, 4), uint32(symbol(t, f, "Reset_Handler").Value|1); got != want {
-		t.Errorf("reset vector at 0x4 = %#x, want Reset_Handler %#x", got, want)
+	// Boot stub: initial SP and reset vector loaded at 0, under the ITCM
+	// code that starts there once boot_copy has run.
+	if got, want := readLoadedWord(t, f, 4), uint32(symbol(t, f, "Reset_Handler").Value|1); got != want {
+		t.Errorf("reset vector loaded at 0x4 = %#x, want Reset_Handler %#x", got, want)
+	}
+	if s := f.Section(".itcm"); s == nil || s.Addr != 0 {
+		t.Errorf(".itcm does not start at the ITCM origin: %+v", s)
 	}
 
 	checkSamplePathFlashFree(t, elfPath)
@@ -207,6 +211,23 @@ func readWord(t *testing.T, f *elf.File, addr uint64) uint32 {
 		}
 	}
 	t.Fatalf("no section holds %#x", addr)
+	return 0
+}
+
+// readLoadedWord returns the word a loader (QEMU) writes at physical
+// address paddr: from the load segment whose load address covers it.
+func readLoadedWord(t *testing.T, f *elf.File, paddr uint64) uint32 {
+	t.Helper()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && paddr >= p.Paddr && paddr+4 <= p.Paddr+p.Filesz {
+			b := make([]byte, 4)
+			if _, err := p.ReadAt(b, int64(paddr-p.Paddr)); err != nil {
+				t.Fatal(err)
+			}
+			return f.ByteOrder.Uint32(b)
+		}
+	}
+	t.Fatalf("no load segment writes %#x", paddr)
 	return 0
 }
 

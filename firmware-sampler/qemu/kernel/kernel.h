@@ -78,6 +78,8 @@ struct k_sem {
 void k_sem_init(struct k_sem *s, uint32_t initial, uint32_t limit);
 void k_sem_give(struct k_sem *s);
 int k_sem_take(struct k_sem *s, uint32_t timeout_ms);
+void k_sem_reset(struct k_sem *s);
+uint32_t k_sem_count_get(const struct k_sem *s);
 
 /* Intrusive singly linked FIFO; items start with a `void *` link word. */
 struct k_fifo {

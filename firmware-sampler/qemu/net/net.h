@@ -143,6 +143,8 @@ void net_if_register(struct net_if *iface);
 void net_route_init(void);
 int net_route_add(struct net_if *iface, uint32_t prefix, uint8_t prefix_len, uint32_t nexthop);
 struct net_if *net_route_lookup(uint32_t dst, uint32_t *nexthop);
+int net_route_del(uint32_t prefix, uint8_t prefix_len);
+unsigned net_route_count(void);
 
 /* ARP cache (static entries: the demo host never asks). */
 void net_arp_init(void);
