@@ -33,8 +33,10 @@ var cloneKinds = []string{"constprop", "isra", "part", "cold", "lto_priv", "clon
 
 // SplitClone splits a symbol name into its base and clone suffix:
 // "hash_buf.constprop.0" → ("hash_buf", ".constprop.0"),
-// "f.isra.0.cold" → ("f", ".isra.0.cold"). A name without a known clone
-// suffix is returned whole: "a.b" is a base name of its own. This is the
+// "f.isra.0.cold" → ("f", ".isra.0.cold"). A suffix is made of clone kinds
+// and their numbers only; a name without one is returned whole: "a.b" is
+// a base name of its own, and so is GNU ld's veneer to a clone,
+// "__f.isra.0_veneer". This is the
 // one clone rule of tcmprof: symbolization, boards' boot lists and the
 // planner's function keys all split names here.
 func SplitClone(name string) (base, clone string) {
@@ -44,12 +46,23 @@ func SplitClone(name string) (base, clone string) {
 		}
 		rest := name[i+1:]
 		for _, k := range cloneKinds {
-			if strings.HasPrefix(rest, k) && (len(rest) == len(k) || rest[len(k)] == '.') {
+			if strings.HasPrefix(rest, k) && (len(rest) == len(k) || rest[len(k)] == '.') && isCloneSuffix(rest) {
 				return name[:i], name[i:]
 			}
 		}
 	}
 	return name, ""
+}
+
+// isCloneSuffix reports whether the dot-separated parts of s are all
+// clone kinds or numbers.
+func isCloneSuffix(s string) bool {
+	for part := range strings.SplitSeq(s, ".") {
+		if !slices.Contains(cloneKinds, part) && (part == "" || strings.Trim(part, "0123456789") != "") {
+			return false
+		}
+	}
+	return true
 }
 
 // WithClone is how tcmprof writes a function with its clone suffix, as
