@@ -7,7 +7,8 @@
 #   OPT=-O2 UNITS=20000 scripts/sim-demo.sh --json > sim.json
 #   ITCM_LD=plan.ld scripts/sim-demo.sh --capture modelled.tcmcap
 #
-# Environment: OPT (-Os), ITCM_LD (a GNU ld fragment for .itcm; none),
+# Environment: OPT (-Os), WORKLOAD (a planner workload of the demo's
+# Makefile: alias, loops, mixed; none), ITCM_LD (a GNU ld fragment for .itcm; none),
 # FROM (echoes skipped before the trace starts: past the demo's calibration,
 # 100), WARMUP (300), UNITS (2000), OUT (build directory, build/sim-demo/OPT).
 # Arguments go to `tcmprof sim` (--json, --capture FILE, --top N, ...).
@@ -18,14 +19,15 @@ OPT=${OPT:--Os}
 FROM=${FROM:-100}
 WARMUP=${WARMUP:-300}
 UNITS=${UNITS:-2000}
-OUT=${OUT:-build/sim-demo/${OPT#-}}
+WORKLOAD=${WORKLOAD:-}
+OUT=${OUT:-build/sim-demo/${WORKLOAD:+$WORKLOAD-}${OPT#-}}
 bin=build/tcmprof
 
 say() { printf 'sim-demo: %s\n' "$*" >&2; }
 fail() { say "$*"; exit 1; }
 
 make -s build >&2
-make_args=(-s -C firmware-sampler/qemu OUT="$PWD/$OUT" OPT="$OPT")
+make_args=(-s -C firmware-sampler/qemu OUT="$PWD/$OUT" OPT="$OPT" WORKLOAD="$WORKLOAD")
 if [ -n "${ITCM_LD:-}" ]; then
 	make_args+=(ITCM_LD="$(realpath "$ITCM_LD")")
 fi

@@ -36,6 +36,10 @@ struct echo_stats {
 	uint32_t flagged, no_memory; /* requests with flagged records; replies without a buffer */
 };
 
+/* Planner workloads on every echo (app/workloads/, Makefile WORKLOAD). */
+void workload_alias(uint32_t seed);
+void workload_loops(uint32_t seed);
+
 /* Starts the echo server thread and the USB host model thread. */
 void echo_start(void);
 void echo_get_stats(struct echo_stats *out);

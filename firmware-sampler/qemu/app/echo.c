@@ -62,6 +62,12 @@ static void echo_main(void *arg)
 			stats.flagged++;
 		}
 		payload_digest ^= net_checksum_hot(data, (size_t)n, hot_rounds);
+#ifdef ECHO_WORKLOAD_ALIAS
+		workload_alias(payload_digest);
+#endif
+#ifdef ECHO_WORKLOAD_LOOPS
+		workload_loops(payload_digest);
+#endif
 		uint8_t *reply = k_malloc((size_t)n);
 		if (reply == NULL) {
 			stats.no_memory++;
