@@ -89,6 +89,16 @@ func TestObjectivesHandComputed(t *testing.T) {
 			t.Errorf("%s at %d B: predicted %.0f stall samples (share %.3f), want %.0f", tc.objective, tc.budget,
 				p.Prediction.Stalls, p.Prediction.StallShare, tc.stalls)
 		}
+		// The interval, by hand: every stall of the image (320) gone, less
+		// twice its error, at least; the predicted stalls less twice
+		// theirs, plus the layout allowance, at most.
+		low := 1 - (320+2*math.Sqrt(320))/1000
+		high := (1 - max(0, tc.stalls-2*math.Sqrt(tc.stalls))/1000) * (1 + LayoutLuck)
+		if pr := p.Prediction; math.Abs(pr.CyclesLow-low) > 1e-12 || math.Abs(pr.CyclesHigh-high) > 1e-12 ||
+			pr.CyclesLow > 1-pr.StallShare || pr.CyclesHigh < 1-pr.StallShare {
+			t.Errorf("%s at %d B: cycles between %.4f and %.4f of now (prediction %.4f), want %.4f and %.4f",
+				tc.objective, tc.budget, pr.CyclesLow, pr.CyclesHigh, 1-pr.StallShare, low, high)
+		}
 		// The baseline beside every plan is density-greedy.
 		if tc.budget == 1600 && p.Greedy.Samples != 500 {
 			t.Errorf("%s at %d B: density-greedy baseline covers %d samples, want 500", tc.objective, tc.budget, p.Greedy.Samples)

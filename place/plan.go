@@ -50,6 +50,15 @@ type Prediction struct {
 	// of the time it takes now for the same work.
 	Stalls     float64 `json:"stalls"`
 	StallShare float64 `json:"stall_share"`
+	// CyclesLow and CyclesHigh bound the rebuilt image's time for the same
+	// work, as a share of now (1 - StallShare is the prediction): at least
+	// what is left if no stall of the image were left (every estimated
+	// stall sample gone, less twice its sampling error); at most what the
+	// prediction leaves (the code left in flash stalling as the cache
+	// pressure says, which on every plan judged by the model was above
+	// it), plus twice its sampling error and LayoutLuck.
+	CyclesLow  float64 `json:"cycles_low,omitempty"`
+	CyclesHigh float64 `json:"cycles_high,omitempty"`
 	// ITCMUsed is the predicted ITCM use of the rebuilt image.
 	ITCMUsed int64 `json:"itcm_used"`
 	// Veneers is the predicted number of long-branch veneers in the rebuilt
@@ -393,6 +402,22 @@ func (e *BudgetError) Error() string {
 	return fmt.Sprintf("place: budget %d bytes exceeds the %d bytes of free ITCM", e.Budget, e.Free)
 }
 
+// LayoutLuck is how much a plan's cycles change with where the relink puts
+// the code left in flash, which the cache pressure does not model: moving
+// one more cold function changed the same plan's cycles by up to 8 % in
+// the model (docs/placement.md).
+const LayoutLuck = 0.08
+
+// totalStalls is the estimated stall samples of every function of the
+// image: the most any plan could remove.
+func (in *Input) totalStalls() float64 {
+	var s float64
+	for i := range in.Funcs {
+		s += in.Funcs[i].Stalls
+	}
+	return s
+}
+
 func predict(p *problem, sel []bool) Prediction {
 	c := p.cost(sel)
 	pr := Prediction{Cost: c}
@@ -417,6 +442,10 @@ func predict(p *problem, sel []bool) Prediction {
 	if bs := p.m.in.BusySamples; bs > 0 {
 		pr.Share = float64(pr.Samples) / float64(bs)
 		pr.StallShare = pr.Stalls / float64(bs)
+		if all := p.m.in.totalStalls(); all > 0 { // else nothing to bound: no stall estimates
+			pr.CyclesLow = max(0, 1-(all+2*math.Sqrt(all))/float64(bs))
+			pr.CyclesHigh = (1 - max(0, pr.Stalls-2*math.Sqrt(pr.Stalls))/float64(bs)) * (1 + LayoutLuck)
+		}
 	}
 	pr.ITCMUsed = int64(p.m.in.ITCMUsed) + c.Bytes
 	return pr

@@ -24,8 +24,16 @@ func WriteSummary(w io.Writer, p *Plan) error {
 	fmt.Fprintf(w, "busy samples covered: %d of %d (%s)\n", pr.Samples, p.BusySamples, wording.Percent(pr.Share))
 	fmt.Fprintf(w, "stall samples removed (predicted): %.0f (%s of busy samples); cycles: %s of now\n",
 		pr.Stalls, wording.Percent(pr.StallShare), predictedCycles(pr, 0))
+	if pr.CyclesHigh > 0 {
+		fmt.Fprintf(w, "cycles: between %s and %s of now (no stall left at all; the code left in flash stalling as predicted, +%.0f %% for its layout)\n",
+			wording.Percent(pr.CyclesLow), wording.Percent(pr.CyclesHigh), 100*LayoutLuck)
+	}
 	if p.CyclesPerUnit > 0 {
-		fmt.Fprintf(w, "cycles per unit (predicted): %.0f -> %s\n", p.CyclesPerUnit, predictedCycles(pr, p.CyclesPerUnit))
+		between := ""
+		if pr.CyclesHigh > 0 {
+			between = fmt.Sprintf(", between %.0f and %.0f", p.CyclesPerUnit*pr.CyclesLow, p.CyclesPerUnit*pr.CyclesHigh)
+		}
+		fmt.Fprintf(w, "cycles per unit (predicted): %.0f -> %s%s\n", p.CyclesPerUnit, predictedCycles(pr, p.CyclesPerUnit), between)
 	}
 	objective := p.Objective
 	if objective == "" {

@@ -31,7 +31,7 @@
 # CAPTURE_UNITS (echoes the modelled capture spans, 4000: about 8,000
 # samples at 10 kHz), OUT (build/judge/[WORKLOAD-]OPT). Writes OUT/judge.tsv
 # (objective, budget, layout, cycles per echo, fills per echo, ITCM bytes
-# added, the plan's predicted cycles per echo) and prints the table as
+# added, the plan's predicted cycles per echo and its interval) and prints the table as
 # Markdown on stdout; the bars' checks follow it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -119,19 +119,21 @@ say "stock image: modelling $UNITS echoes"
 cp -a "$stock" "$OUT/stock-judged" # the layouts relink it; plans are made from the stock build
 model "$OUT/stock-judged" stock
 
-printf 'objective\tbudget\tlayout\tcycles_per_echo\tfills_per_echo\titcm_bytes\tpredicted\n' >"$OUT/judge.tsv"
+printf 'objective\tbudget\tlayout\tcycles_per_echo\tfills_per_echo\titcm_bytes\tpredicted\tlow\thigh\n' >"$OUT/judge.tsv"
 row() { # NAME OBJECTIVE BUDGET
 	local k
 	for k in $(seq 0 $((LAYOUTS - 1))); do
 		python3 - "$OUT/$1-l$k.json" "$OUT/$1.plan.json" "$2" "$3" "$k" >>"$OUT/judge.tsv" <<'EOF'
 import json, os, sys
 res = json.load(open(sys.argv[1]))
-added, predicted = 0, 0
+added, predicted, low, high = 0, 0, 0, 0
 if os.path.exists(sys.argv[2]):
     plan = json.load(open(sys.argv[2]))
-    added = plan["prediction"]["bytes"]
-    predicted = plan.get("cycles_per_unit", 0) * (1 - plan["prediction"].get("stall_share", 0))
-print(f"{sys.argv[3]}\t{sys.argv[4]}\t{sys.argv[5]}\t{res['cycles_per_unit']:.0f}\t{res['misses_per_unit']:.1f}\t{added}\t{predicted:.0f}")
+    pr, now = plan["prediction"], plan.get("cycles_per_unit", 0)
+    added = pr["bytes"]
+    predicted = now * (1 - pr.get("stall_share", 0))
+    low, high = now * pr.get("cycles_low", 0), now * pr.get("cycles_high", 0)
+print(f"{sys.argv[3]}\t{sys.argv[4]}\t{sys.argv[5]}\t{res['cycles_per_unit']:.0f}\t{res['misses_per_unit']:.1f}\t{added}\t{predicted:.0f}\t{low:.0f}\t{high:.0f}")
 EOF
 	done
 }
@@ -184,12 +186,13 @@ for b in budgets:
         cells.append(f"{c:,.0f} ({stock/c:.2f}x, {int(runs[(o, b)][0]['itcm_bytes']):,} B{pm})")
     print(f"| {b} | " + " | ".join(cells) + " |")
 
-# The plans' own predictions against the model (issue 24 §3), as planned.
-pairs = [(float(runs[(o, b)][0]["predicted"]), float(runs[(o, b)][0]["cycles_per_echo"]))
-         for b in budgets for o in objs if float(runs[(o, b)][0]["predicted"]) > 0]
-if pairs:
-    errs = [100 * (p / m - 1) for p, m in pairs]
-    print(f"\npredicted against modelled, {len(pairs)} plans: {min(errs):+.0f} to {max(errs):+.0f} %, mean |error| {statistics.fmean(abs(e) for e in errs):.1f} %")
+# The plans' own predictions against the model (issue 24 §3), every layout.
+judged = [r for b in budgets for o in objs for r in runs[(o, b)] if float(r["predicted"]) > 0]
+if judged:
+    errs = [100 * (float(r["predicted"]) / float(r["cycles_per_echo"]) - 1) for r in judged]
+    inside = sum(float(r["low"]) <= float(r["cycles_per_echo"]) <= float(r["high"]) for r in judged)
+    print(f"\npredicted against modelled, {len(judged)} plans and layouts: {min(errs):+.0f} to {max(errs):+.0f} %, mean |error| {statistics.fmean(abs(e) for e in errs):.1f} %; "
+          f"the predicted interval holds the modelled cycles for {inside} of {len(judged)}")
 
 print()
 def check(b, what, ok, by):
