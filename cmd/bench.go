@@ -142,6 +142,9 @@ func (o *benchUDPEchoOptions) validate() error {
 }
 
 func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams) error {
+	if err := checkOutputs([]namedFile{{"--json", o.json}, {"--csv", o.csv}, {"--svg", o.svg}}, nil); err != nil {
+		return err
+	}
 	for _, out := range []string{o.json, o.csv, o.svg} {
 		if out != "" {
 			if err := checkWritableDir(out); err != nil {
@@ -252,6 +255,9 @@ logarithmic rate axes.`,
 
 func runBenchCompare(o *benchCompareOptions, s Streams) error {
 	beforePath, afterPath := o.before, o.after
+	if err := checkOutputs([]namedFile{{"--svg", o.svg}}, []namedFile{{"BEFORE", beforePath}, {"AFTER", afterPath}}); err != nil {
+		return err
+	}
 	before, err := loadtest.ReadFile(beforePath)
 	if err != nil {
 		return err

@@ -130,6 +130,13 @@ func (o *captureOptions) validate() error {
 }
 
 func runCapture(o *captureOptions, s Streams) error {
+	// -o may name the --resume file: that is writing it back.
+	if err := checkOutputs([]namedFile{{"--raw", o.device.raw}}, []namedFile{{"the --resume capture", o.resume}}); err != nil {
+		return err
+	}
+	if err := checkOutputs([]namedFile{{"-o", o.out}, {"--raw", o.device.raw}}, nil); err != nil {
+		return err
+	}
 	var previous *sample.Capture
 	if o.resume != "" {
 		var err error

@@ -80,6 +80,16 @@ func runDiff(o *diffOptions, s Streams) error {
 	if o.afterMap != "" {
 		after.mapPath = o.afterMap
 	}
+	inputs := []namedFile{{"BEFORE", o.before}, {"AFTER", o.after}}
+	for _, in := range []inputOptions{o.input, after} {
+		// Two profiles need no ELF: what is not given is not read.
+		if src, err := in.sources(); err == nil {
+			inputs = append(inputs, src.files()...)
+		}
+	}
+	if err := checkOutputs([]namedFile{{"-o", o.out}}, inputs); err != nil {
+		return err
+	}
 	b, err := o.input.side(s, o.before)
 	if err != nil {
 		return err

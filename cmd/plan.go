@@ -171,9 +171,14 @@ func readSimMisses(path string, in *place.Input) error {
 
 func runPlan(o *planOptions, s Streams) error {
 	// The map is checked before the capture is analysed.
-	if src, err := o.input.sources(); err != nil {
+	src, err := o.input.sources()
+	if err != nil {
 		return err
-	} else if src.mapFile == "" {
+	}
+	if err := o.checkOutputs(src); err != nil {
+		return err
+	}
+	if src.mapFile == "" {
 		where := "give --map"
 		if o.input.buildDir != "" {
 			where = fmt.Sprintf("--build-dir %s has no zephyr/zephyr.map; give --map", o.input.buildDir)
@@ -253,6 +258,21 @@ func runPlan(o *planOptions, s Streams) error {
 		}
 	}
 	return place.WriteSummary(summary, plan)
+}
+
+// checkOutputs refuses outputs that would overwrite an input: every -o,
+// the Kconfig fragment beside a zephyr one, and --svg.
+func (o *planOptions) checkOutputs(src sources) error {
+	var outputs []namedFile
+	for i, out := range o.outputs {
+		outputs = append(outputs, namedFile{"-o", out})
+		for _, conf := range confPath(out, o.formats[i]) {
+			outputs = append(outputs, namedFile{"-o " + out + "'s Kconfig fragment", conf})
+		}
+	}
+	outputs = append(outputs, namedFile{"--svg", o.svg})
+	inputs := append(src.files(), namedFile{"the capture", o.capture}, namedFile{"--sim-json", o.simJSON})
+	return checkOutputs(outputs, inputs)
 }
 
 // validate checks the format/output pairs and sets the layout they need

@@ -49,6 +49,13 @@ func (o *profileOptions) validate() error {
 }
 
 func runProfile(o *profileOptions, s Streams) error {
+	src, err := o.input.sources()
+	if err != nil {
+		return err
+	}
+	if err := checkOutputs([]namedFile{{"-o", o.out}}, append(src.files(), namedFile{"the capture", o.capture})); err != nil {
+		return err
+	}
 	sym, err := o.input.symbolize(s.Err, o.capture, nil)
 	if err != nil {
 		return err

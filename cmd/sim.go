@@ -142,6 +142,9 @@ func runSim(o *simOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs([]namedFile{{"--capture", o.capture}}, append(src.files(), namedFile{"the trace", o.trace})); err != nil {
+		return err
+	}
 	opts, err := o.input.options(src)
 	if err != nil {
 		return err

@@ -155,6 +155,9 @@ func runTop(o *topOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs([]namedFile{{"-o", o.out}, {"--raw", o.device.raw}}, src.files()); err != nil {
+		return err
+	}
 	opts, err := o.input.options(src)
 	if err != nil {
 		return err
