@@ -561,3 +561,17 @@ func TestCaptureNoSamplerOnPort(t *testing.T) {
 		})
 	}
 }
+
+// A rate the host takes but the device was built not to (its own
+// maximum, 100 kHz here) is refused by the device, and the error names
+// the rate rather than every setting of START.
+func TestCaptureRateAboveTheDevicesLimit(t *testing.T) {
+	d := scriptedDevice(4096, sampletest.Faults{})
+	port, _, _ := sampletest.ServePty(t, d)
+	out := filepath.Join(t.TempDir(), "run.tcmcap")
+	code, _, stderr := tcmprof("capture", "--port", port, "--rate", "200000", "-o", out)
+	want := "tcmprof: the sampler refused START (BAD_ARG): rate 200000 Hz with jitter 25 % is outside the intervals it was built for (a Zephyr build takes at most CONFIG_TCMPROF_SAMPLER_MAX_RATE_HZ, 100000 Hz unless configured)\n"
+	if code != 1 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
+	}
+}
