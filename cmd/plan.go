@@ -17,6 +17,7 @@ import (
 	"github.com/tcmprof/tcmprof/internal/atomicfile"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sim"
 )
 
@@ -206,6 +207,9 @@ func runPlan(o *planOptions, s Streams) error {
 		Layout: o.layout, Objective: place.Objective(o.objective), CyclesPerUnit: cyclesPerUnit})
 	if err != nil {
 		return budgetAdvice(err)
+	}
+	if len(plan.Entries) == 0 {
+		return nothingToPlan(sym.Capture, in, plan)
 	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(s.Err, "tcmprof: warning: %s\n", w)
@@ -398,6 +402,28 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is more than 4 GiB", s)
 	}
 	return n * mult, nil
+}
+
+// nothingToPlan is plan's error when no function can move, which an empty
+// plan would not say: the outputs would build and verify as if the
+// capture had been planned.
+func nothingToPlan(c *sample.Capture, in *place.Input, p *place.Plan) error {
+	inFuncs := 0
+	for _, f := range in.Funcs {
+		inFuncs += f.Samples
+	}
+	var why string
+	switch {
+	case len(c.Records) == 0:
+		why = "the capture holds no samples"
+	case in.BusySamples == 0:
+		why = fmt.Sprintf("none of the capture's %d samples is busy", len(c.Records))
+	case inFuncs == 0:
+		why = fmt.Sprintf("none of the capture's %d busy samples is in a function of the image", in.BusySamples)
+	default:
+		why = fmt.Sprintf("no function that may move has --min-samples %d busy samples or more (not planned: %s)", p.MinSamples, p.NotPlanned())
+	}
+	return errors.New("nothing to plan: " + why)
 }
 
 // budgetAdvice adds to a budget the plan can not use the --budget that
