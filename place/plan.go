@@ -346,7 +346,13 @@ func Build(in *Input, opt Options) (*Plan, error) {
 	}
 
 	for _, b := range budgets {
-		s, proven, _ := plan1(b, max(opt.SearchNodes/50, 1))
+		// At the plan's own budget the curve shows the plan: a shorter
+		// search there could find a worse one, or fail to prove the
+		// plan optimal, and the summary and its curve would disagree.
+		s, proven := sel, optimal
+		if b != budget {
+			s, proven, _ = plan1(b, max(opt.SearchNodes/50, 1))
+		}
 		point := CurvePoint{Budget: b, Exact: predict(p, s), Optimal: proven}
 		point.Greedy = predict(p, density.greedy(int64(b)))
 		plan.Curve = append(plan.Curve, point)
