@@ -111,7 +111,7 @@ func changeTable(w io.Writer, what string, cs []Change, top int) {
 // length.
 func DiffBase(base *pprof.Profile, baseBusy, afterBusy int) (*pprof.Profile, error) {
 	if baseBusy <= 0 || afterBusy <= 0 {
-		return nil, errors.New("diff: a capture without busy samples cannot be normalised")
+		return nil, errors.New("a capture without busy samples cannot be normalised")
 	}
 	p := base.Copy()
 	ratios := make([]float64, len(p.SampleType))

@@ -91,7 +91,7 @@ func (s *Symbolized) Profile() (*pprof.Profile, error) {
 	}
 	p.Comments = append(p.Comments, s.comments()...)
 	if err := p.CheckValid(); err != nil {
-		return nil, fmt.Errorf("profile: built an invalid profile: %w", err)
+		return nil, fmt.Errorf("built an invalid profile: %w", err)
 	}
 	return p, nil
 }

@@ -158,7 +158,7 @@ type Symbolized struct {
 // differs from the image's unless opts.Force.
 func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, error) {
 	if c == nil || img == nil {
-		return nil, errors.New("profile: a capture and an image are both needed")
+		return nil, errors.New("a capture and an image are both needed")
 	}
 	sites, err := NewSites(img, opts)
 	if err != nil {
@@ -275,7 +275,7 @@ func (r *resolver) loadCFI() error {
 	if h.Fields&sample.FieldStack != 0 && cfi != nil {
 		u, err := elf.NewUnwinder(r.s.Image)
 		if err != nil {
-			return fmt.Errorf("profile: %w", err)
+			return fmt.Errorf("%w", err)
 		}
 		r.unwinder = u
 	}
