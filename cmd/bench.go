@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/vbauerster/mpb/v8"
@@ -156,20 +158,25 @@ func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams) error {
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	var signal atomic.Value // the first signal, for the error's words
 	stop := o.interrupt
 	if stop == nil {
-		stop = interruptChannel(ctx, cancel, nil)
+		stop = interruptChannel(ctx, cancel, func(s os.Signal) { signal.Store(s) })
 	}
 	go func() {
 		select {
 		case <-stop:
-			cancel(nil)
+			s, _ := signal.Load().(os.Signal)
+			cancel(interruptedError{s})
 		case <-ctx.Done():
 		}
 	}()
 
 	ui := newBenchUI(s.Err, o.opts.Passes*len(o.opts.Rates))
 	run, runErr := loadtest.Measure(ctx, target, o.opts, ui.step)
+	if errors.Is(runErr, context.Canceled) {
+		runErr = context.Cause(ctx)
+	}
 	ui.finish()
 	if run == nil {
 		return runErr

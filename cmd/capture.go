@@ -412,12 +412,12 @@ func (ui *captureUI) log(line string) {
 
 // stopping says what the first Ctrl-C does, so that it is not taken for
 // ignored while a long drain goes on.
-func (ui *captureUI) stopping() {
+func (ui *captureUI) stopping(sig os.Signal) {
 	if ui.draining.Load() {
-		ui.print("tcmprof: finishing the drain; Ctrl-C again to stop now\n")
+		ui.print("tcmprof: finishing the drain; " + againToStopNow(sig) + "\n")
 		return
 	}
-	ui.print("tcmprof: stopping the run, then receiving what it took; Ctrl-C again to stop now\n")
+	ui.print("tcmprof: stopping the run, then receiving what it took; " + againToStopNow(sig) + "\n")
 }
 
 // warn prints a warning, as every command words one, above the bars.

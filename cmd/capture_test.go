@@ -314,7 +314,11 @@ func TestCaptureStreamInterrupt(t *testing.T) {
 			if err := p.Wait(); err != nil {
 				t.Fatalf("%v: %s", err, stderr)
 			}
-			if !strings.HasPrefix(withoutProgress(stderr.String()), "tcmprof: stopping the run, then receiving what it took; Ctrl-C again to stop now\n") {
+			again := "Ctrl-C again to stop now"
+			if sig == syscall.SIGTERM {
+				again = "a second signal (SIGTERM again, or Ctrl-C) stops now"
+			}
+			if !strings.HasPrefix(withoutProgress(stderr.String()), "tcmprof: stopping the run, then receiving what it took; "+again+"\n") {
 				t.Errorf("stderr does not start with the notice:\n%s", stderr)
 			}
 			c, err := sample.ReadFile(out)
@@ -468,7 +472,11 @@ func TestCaptureSignalsDuringDrain(t *testing.T) {
 				time.Sleep(300 * time.Millisecond)
 			}
 			err := p.Wait()
-			if !strings.HasPrefix(withoutProgress(stderr.String()), "tcmprof: finishing the drain; Ctrl-C again to stop now\n") {
+			again := "Ctrl-C again to stop now"
+			if tc.signals[0] == syscall.SIGTERM { // no "Ctrl-C again" after a SIGTERM
+				again = "a second signal (SIGTERM again, or Ctrl-C) stops now"
+			}
+			if !strings.HasPrefix(withoutProgress(stderr.String()), "tcmprof: finishing the drain; "+again+"\n") {
 				t.Errorf("stderr does not start with the notice:\n%s", stderr)
 			}
 			if strings.Contains(stderr.String(), "context canceled") {
