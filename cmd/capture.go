@@ -295,6 +295,10 @@ func checkWritableDir(path string) error {
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".tcmprof-check-*")
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the probe's name means nothing to the user
+		}
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	f.Close()
