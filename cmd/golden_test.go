@@ -3,6 +3,7 @@
 package cmd
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -124,6 +125,8 @@ func TestGoldenOutputs(t *testing.T) {
 		{"sim.json", append(simArgs, "--json"), "", 0, false},
 		{"report-empty.txt", append([]string{"report", empty}, build...), "", 0, true},
 		{"report-outside.txt", append([]string{"report", outside}, build...), "", 0, true},
+		{"report-empty.json", append([]string{"report", "--json", empty}, build...), "", 0, false},
+		{"diff-empty.json", append([]string{"diff", "--json", empty, empty}, build...), "", 0, false},
 		{"plan-empty.txt", append([]string{"plan", empty}, build...), "", 1, true},
 		{"plan-outside.txt", append([]string{"plan", outside, "--format", "json", "-o", outFile("outside.json")}, build...), "", 1, true},
 		{"report-unmapped.txt", append([]string{"report", unmapped}, remapped...), "", 0, true},
@@ -150,6 +153,10 @@ func TestGoldenOutputs(t *testing.T) {
 			}
 			if tc.golden != "" {
 				golden.Check(t, filepath.Join("testdata", "golden", tc.golden), got)
+			}
+			// A list with nothing in it is [] for a script, not null.
+			if strings.HasSuffix(tc.golden, ".json") && bytes.Contains(got, []byte("null")) {
+				t.Errorf("%s has a null:\n%s", tc.golden, got)
 			}
 		})
 	}

@@ -262,6 +262,8 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		ITCMStart: in.ITCMStart, ITCMSize: in.ITCMSize, ITCMUsed: in.ITCMUsed,
 		Budget: budget, BusySamples: in.BusySamples, MinSamples: opt.MinSamples,
 		VeneersBefore: m.veneers(nil),
+		// Empty, not null, in the JSON a script reads.
+		Entries: []Entry{}, Excluded: []Exclusion{}, Curve: []CurvePoint{},
 	}
 	bootFrom, unknown := bootClosure(in, in.BootRoots, in.BootCopies)
 	for _, r := range unknown {

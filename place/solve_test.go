@@ -3,6 +3,8 @@
 package place
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -218,5 +220,24 @@ func TestCurveAtThePlansBudgetIsThePlan(t *testing.T) {
 			t.Errorf("trial %d, budget %d: summary %d samples (optimal %v), curve %d samples (optimal %v)",
 				trial, budget, plan.Prediction.Samples, plan.Optimal, at.Exact.Samples, at.Optimal)
 		}
+	}
+}
+
+// A plan's lists are [] in JSON when empty, never null: nothing excluded
+// here, and no curve asked for.
+func TestPlanJSONHasNoNull(t *testing.T) {
+	in := &Input{ITCMSize: 1 << 10, BusySamples: 100}
+	in.Funcs = append(in.Funcs, Func{Key: KeyFor("g.c", "g"), Symbol: "g", Section: ".text.g",
+		Object: "g.o", Addr: flashBase, Size: 64, Align: 2, Region: "FLASH", Samples: 100})
+	plan, err := Build(in, Options{Budget: 64, CurveBudgets: []uint32{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("null")) {
+		t.Errorf("plan JSON has a null: %s", b)
 	}
 }
