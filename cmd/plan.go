@@ -51,7 +51,7 @@ const (
 func newPlanCmd(s Streams, runF func(*planOptions, Streams) error) *cobra.Command {
 	o := &planOptions{}
 	c := &cobra.Command{
-		Use:   "plan (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE [--budget SIZE] --format F -o FILE ...",
+		Use:   "plan (--elf FILE | --build-dir DIR) CAPTURE [flags]",
 		Short: "Plan which functions to move into ITCM under a byte budget",
 		Long: `plan chooses the functions to move into ITCM within --budget bytes of ITCM,
 counting what each choice really costs there: alignment padding as GNU ld
@@ -75,8 +75,9 @@ draws it).
 Never planned: the board's boot-critical functions and everything they call
 before ITCM is filled (in a boot function that calls the board's ITCM copy
 routine, only the calls up to that one count, and all the copy routine
-calls; main and the kernel called after the copy may move), the sampler (tcmp_*), veneers, the vector
-table, code with an unwind table entry (.ARM.exidx), code already in ITCM,
+calls; main and the kernel called after the copy may move), the sampler
+(tcmp_*), veneers, the vector table, code with an unwind table entry
+(.ARM.exidx), code already in ITCM,
 functions matching --exclude (a glob on the symbol, its base name, its source
 path or the source's base name), functions without their own input section
 (build with -ffunction-sections; a function that is all of its object's
@@ -112,9 +113,13 @@ candidate function is refused, naming the smallest one.
 
 The map file must come from the link that wrote the ELF: another build's
 map (the relinked image's, say) is refused.`,
-		Example: `  tcmprof plan --build-dir build before.tcmcap --budget 32K --format zephyr -o itcm.cmake --format json -o plan.json
-  tcmprof plan --elf demo.elf --map demo.map --board qemu-demo run.tcmcap --format ld -o itcm.ld --format json -o plan.json
-  tcmprof plan --build-dir build before.tcmcap --exclude 'z_impl_*' --exclude 'net_*.c' --format list -o plan.txt --svg curve.svg`,
+		Example: `  tcmprof plan --build-dir build before.tcmcap --budget 32K \
+      --format zephyr -o itcm.cmake --format json -o plan.json
+  tcmprof plan --elf demo.elf --map demo.map --board qemu-demo run.tcmcap \
+      --format ld -o itcm.ld --format json -o plan.json
+  tcmprof plan --build-dir build before.tcmcap \
+      --exclude 'z_impl_*' --exclude 'net_*.c' --format list -o plan.txt \
+      --svg curve.svg`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.capture = args[0]

@@ -30,7 +30,7 @@ func newSymbolizeCmd(s Streams, runF func(*symbolizeOptions, Streams) error) *co
 	o := &symbolizeOptions{}
 	c := &cobra.Command{
 		Use:   "symbolize --elf FILE [--json] [--no-demangle] [ADDR...]",
-		Short: "Print the function and file:line (with inlined frames) of code addresses",
+		Short: "Print the function and file:line (inline frames) of addresses",
 		Long: `symbolize maps each address to its inline chain, innermost frame first, like
 llvm-symbolizer: for each frame the function, then file:line:column, and a
 blank line after each address ("??" when nothing is known). Addresses come
