@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -93,4 +95,37 @@ func lock(t *testing.T, paths ...string) (release func()) {
 	})
 	t.Cleanup(release)
 	return release
+}
+
+// The README's set-up paragraph names every Debian package `make deps`
+// installs (the Makefile's DEB_CHECKS), so that a reader who installs them
+// by hand misses none.
+func TestReadmeListsEveryDependency(t *testing.T) {
+	mk, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)DEB_CHECKS\s*:=(.*?)\n\n`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("no DEB_CHECKS in the Makefile")
+	}
+	var pkgs []string
+	for _, pair := range strings.Fields(strings.ReplaceAll(string(m[1]), "\\", " ")) {
+		pkg := pair[strings.LastIndex(pair, ":")+1:]
+		if !slices.Contains(pkgs, pkg) {
+			pkgs = append(pkgs, pkg)
+		}
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("read only %v from DEB_CHECKS", pkgs)
+	}
+	for _, pkg := range pkgs {
+		if !strings.Contains(string(readme), "`"+pkg+"`") {
+			t.Errorf("README.md does not name the package %s that make deps installs", pkg)
+		}
+	}
 }

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/vbauerster/mpb/v8"
@@ -24,7 +26,7 @@ import (
 func newBenchCmd(s Streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure the firmware: UDP echo rate steps, and before/after comparisons",
+		Short: "UDP echo rate steps of the firmware, and before/after comparisons",
 		Long: `bench measures what a profile cannot: whether the next build is faster.
 "bench udp-echo" offers a UDP echo fixed rates in steps and passes (the
 method of the Teensy report); "bench compare" sets two such runs side by
@@ -52,8 +54,8 @@ type benchUDPEchoOptions struct {
 func newBenchUDPEchoCmd(s Streams, runF func(*benchUDPEchoOptions, Streams) error) *cobra.Command {
 	o := &benchUDPEchoOptions{opts: loadtest.DefaultOptions()}
 	c := &cobra.Command{
-		Use:   "udp-echo HOST[:PORT] --steps START:STEP:STOP [--tail R,R,...] [flags]",
-		Short: "Offer a UDP echo fixed rates in steps and measure goodput, lossless rate, peak and livelock",
+		Use:   "udp-echo HOST[:PORT] --steps START:STEP:STOP [flags]",
+		Short: "Measure a UDP echo's goodput, lossless rate, peak and livelock",
 		Long: `udp-echo sends datagrams of --payload bytes to a UDP echo (default port 7) at
 fixed rates: the linear --steps, then the --tail rates, each for --step-time,
 all of them in each of --passes passes. Every datagram carries a sequence
@@ -75,8 +77,10 @@ A step whose achieved send rate is below 99 % of the offered one is flagged
 HOST-LIMITED: it measures this host, not the target. Before the first step
 the target must answer within --probe-timeout. Ctrl-C ends the run; the steps
 done so far are still written.`,
-		Example: `  tcmprof bench udp-echo 192.0.2.1 --steps 500:500:30000 --tail 40000,50000 --json stock.json --svg stock.svg
-  tcmprof bench udp-echo 192.0.2.1:7 --steps 70:70:7000 --tail 10000,20000,50000 --passes 3 --csv steps.csv
+		Example: `  tcmprof bench udp-echo 192.0.2.1 --steps 500:500:30000 --tail 40000,50000 \
+      --json stock.json --svg stock.svg
+  tcmprof bench udp-echo 192.0.2.1:7 --steps 70:70:7000 \
+      --tail 10000,20000,50000 --passes 3 --csv steps.csv
   tcmprof bench compare stock.json itcm.json --svg compare.svg`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -142,6 +146,9 @@ func (o *benchUDPEchoOptions) validate() error {
 }
 
 func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams) error {
+	if err := checkOutputs([]namedFile{{"--json", o.json}, {"--csv", o.csv}, {"--svg", o.svg}}, nil); err != nil {
+		return err
+	}
 	for _, out := range []string{o.json, o.csv, o.svg} {
 		if out != "" {
 			if err := checkWritableDir(out); err != nil {
@@ -153,20 +160,25 @@ func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams) error {
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	var signal atomic.Value // the first signal, for the error's words
 	stop := o.interrupt
 	if stop == nil {
-		stop = interruptChannel(ctx, cancel, nil)
+		stop = interruptChannel(ctx, cancel, func(s os.Signal) { signal.Store(s) })
 	}
 	go func() {
 		select {
 		case <-stop:
-			cancel(nil)
+			s, _ := signal.Load().(os.Signal)
+			cancel(interruptedError{s})
 		case <-ctx.Done():
 		}
 	}()
 
 	ui := newBenchUI(s.Err, o.opts.Passes*len(o.opts.Rates))
 	run, runErr := loadtest.Measure(ctx, target, o.opts, ui.step)
+	if errors.Is(runErr, context.Canceled) {
+		runErr = context.Cause(ctx)
+	}
 	ui.finish()
 	if run == nil {
 		return runErr
@@ -232,7 +244,7 @@ func newBenchCompareCmd(s Streams, runF func(*benchCompareOptions, Streams) erro
 	o := &benchCompareOptions{}
 	c := &cobra.Command{
 		Use:   "compare BEFORE.json AFTER.json [--svg FILE]",
-		Short: "Speed-up at the lossless rate and at peak between two udp-echo runs",
+		Short: "Speed-up at the lossless rate and at peak of two udp-echo runs",
 		Long: `compare reads two runs written by "bench udp-echo --json" and prints their
 lossless rates and peaks and how many times faster the second is: the
 before/after figure of a placement. A lossless rate that is the highest rate
@@ -252,6 +264,9 @@ logarithmic rate axes.`,
 
 func runBenchCompare(o *benchCompareOptions, s Streams) error {
 	beforePath, afterPath := o.before, o.after
+	if err := checkOutputs([]namedFile{{"--svg", o.svg}}, []namedFile{{"BEFORE", beforePath}, {"AFTER", afterPath}}); err != nil {
+		return err
+	}
 	before, err := loadtest.ReadFile(beforePath)
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func newCaptureCmd(s Streams, runF func(*captureOptions, Streams) error) *cobra.
 	o := &captureOptions{}
 	c := &cobra.Command{
 		Use:   "capture -o FILE.tcmcap [--port auto|PATH] [flags]",
-		Short: "Take PC samples from the firmware-sampler and write a .tcmcap capture file",
+		Short: "Take PC samples from the firmware-sampler into a .tcmcap file",
 		Long: `capture starts a sampling run on the device (START), waits for it, drains
 every record (DRAIN), checks that every index arrived, asks again for what
 did not, releases the device's buffer (DONE) and writes the capture file
@@ -66,8 +66,8 @@ which are missing and exits non-zero; --resume FILE later fetches them if
 the device still holds the run (a FILE that misses nothing is left as it
 is, and the command says so and succeeds). If -o cannot be written at the
 end after all, the capture is kept in a new file in the temporary
-directory, named in the error. Log text the firmware prints between frames is shown on stderr
-(--quiet counts it instead).
+directory, named in the error. Log text the firmware prints between frames
+is shown on stderr (--quiet counts it instead).
 
 --port auto looks for the USB serial port with --vid/--pid (default
 2fe3:0001, Zephyr's default USB ids), narrowed by --serial and --product.
@@ -76,9 +76,12 @@ the ids), each gets one STATUS command and the one that answers is used.
 A port another tcmprof (or another program holding a lock on it) has open
 is refused, naming the process.`,
 		Example: `  tcmprof capture --port auto -o before.tcmcap
-  tcmprof capture --port /dev/ttyACM0 --rate 20000 --jitter 10 --fields pc,lr --samples 16384 -o run.tcmcap
-  tcmprof capture --port /dev/ttyACM0 --mode stream --duration 30s -o long.tcmcap
-  tcmprof capture --port /dev/ttyACM0 --fields pc,ctx,stack --mode stream --duration 10s -o stacks.tcmcap
+  tcmprof capture --port /dev/ttyACM0 --rate 20000 --jitter 10 --fields pc,lr \
+      --samples 16384 -o run.tcmcap
+  tcmprof capture --port /dev/ttyACM0 --mode stream --duration 30s \
+      -o long.tcmcap
+  tcmprof capture --port /dev/ttyACM0 --fields pc,ctx,stack --mode stream \
+      --duration 10s -o stacks.tcmcap
   tcmprof capture --port /dev/ttyACM0 --attach -o held.tcmcap
   tcmprof capture --port /dev/ttyACM0 --resume run.tcmcap`,
 		Args: withUsage(cobra.NoArgs),
@@ -130,6 +133,13 @@ func (o *captureOptions) validate() error {
 }
 
 func runCapture(o *captureOptions, s Streams) error {
+	// -o may name the --resume file: that is writing it back.
+	if err := checkOutputs([]namedFile{{"--raw", o.device.raw}}, []namedFile{{"the --resume capture", o.resume}}); err != nil {
+		return err
+	}
+	if err := checkOutputs([]namedFile{{"-o", o.out}, {"--raw", o.device.raw}}, nil); err != nil {
+		return err
+	}
 	var previous *sample.Capture
 	if o.resume != "" {
 		var err error
@@ -288,6 +298,10 @@ func checkWritableDir(path string) error {
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".tcmprof-check-*")
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the probe's name means nothing to the user
+		}
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	f.Close()
@@ -405,12 +419,12 @@ func (ui *captureUI) log(line string) {
 
 // stopping says what the first Ctrl-C does, so that it is not taken for
 // ignored while a long drain goes on.
-func (ui *captureUI) stopping() {
+func (ui *captureUI) stopping(sig os.Signal) {
 	if ui.draining.Load() {
-		ui.print("tcmprof: finishing the drain; Ctrl-C again to stop now\n")
+		ui.print("tcmprof: finishing the drain; " + againToStopNow(sig) + "\n")
 		return
 	}
-	ui.print("tcmprof: stopping the run, then receiving what it took; Ctrl-C again to stop now\n")
+	ui.print("tcmprof: stopping the run, then receiving what it took; " + againToStopNow(sig) + "\n")
 }
 
 // warn prints a warning, as every command words one, above the bars.

@@ -245,7 +245,8 @@ func TestCaptureFlagErrors(t *testing.T) {
 		{[]string{"capture", "--port", "/dev/null"}, "no output file"},
 		{[]string{"capture", "--resume", filepath.Join(dir, "none.tcmcap")}, "no such file"},
 		{[]string{"capture", "--port", filepath.Join(dir, "nope"), "-o", filepath.Join(dir, "x.tcmcap")}, "opening"},
-		{[]string{"capture", "--port", "/dev/null", "-o", filepath.Join(dir, "no", "such", "dir", "x.tcmcap")}, "cannot write"},
+		{[]string{"capture", "--port", "/dev/null", "-o", filepath.Join(dir, "no", "such", "dir", "x.tcmcap")},
+			"cannot write " + filepath.Join(dir, "no", "such", "dir", "x.tcmcap") + ": no such file or directory\n"},
 		{[]string{"capture", "--port", "/dev/null", "-o", dir}, "cannot write " + dir + ": it is a directory"},
 		{[]string{"info", filepath.Join(dir, "none.tcmcap")}, "no such file"},
 		{[]string{"capture", "--port", "auto", "--vid", "ffff", "--pid", "fffe", "-o", filepath.Join(dir, "x.tcmcap")}, "no serial port"},
@@ -314,7 +315,11 @@ func TestCaptureStreamInterrupt(t *testing.T) {
 			if err := p.Wait(); err != nil {
 				t.Fatalf("%v: %s", err, stderr)
 			}
-			if !strings.HasPrefix(withoutProgress(stderr.String()), "tcmprof: stopping the run, then receiving what it took; Ctrl-C again to stop now\n") {
+			again := "Ctrl-C again to stop now"
+			if sig == syscall.SIGTERM {
+				again = "a second signal (SIGTERM again, or Ctrl-C) stops now"
+			}
+			if !strings.HasPrefix(withoutProgress(stderr.String()), "tcmprof: stopping the run, then receiving what it took; "+again+"\n") {
 				t.Errorf("stderr does not start with the notice:\n%s", stderr)
 			}
 			c, err := sample.ReadFile(out)
@@ -468,7 +473,11 @@ func TestCaptureSignalsDuringDrain(t *testing.T) {
 				time.Sleep(300 * time.Millisecond)
 			}
 			err := p.Wait()
-			if !strings.HasPrefix(withoutProgress(stderr.String()), "tcmprof: finishing the drain; Ctrl-C again to stop now\n") {
+			again := "Ctrl-C again to stop now"
+			if tc.signals[0] == syscall.SIGTERM { // no "Ctrl-C again" after a SIGTERM
+				again = "a second signal (SIGTERM again, or Ctrl-C) stops now"
+			}
+			if !strings.HasPrefix(withoutProgress(stderr.String()), "tcmprof: finishing the drain; "+again+"\n") {
 				t.Errorf("stderr does not start with the notice:\n%s", stderr)
 			}
 			if strings.Contains(stderr.String(), "context canceled") {
@@ -559,5 +568,19 @@ func TestCaptureNoSamplerOnPort(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit 1 and one line with %q (and not %q)", code, stderr, tc.want, tc.absent)
 			}
 		})
+	}
+}
+
+// A rate the host takes but the device was built not to (its own
+// maximum, 100 kHz here) is refused by the device, and the error names
+// the rate rather than every setting of START.
+func TestCaptureRateAboveTheDevicesLimit(t *testing.T) {
+	d := scriptedDevice(4096, sampletest.Faults{})
+	port, _, _ := sampletest.ServePty(t, d)
+	out := filepath.Join(t.TempDir(), "run.tcmcap")
+	code, _, stderr := tcmprof("capture", "--port", port, "--rate", "200000", "-o", out)
+	want := "tcmprof: the sampler refused START (BAD_ARG): rate 200000 Hz with jitter 25 % is outside the intervals it was built for (a Zephyr build takes at most CONFIG_TCMPROF_SAMPLER_MAX_RATE_HZ, 100000 Hz unless configured)\n"
+	if code != 1 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,7 +48,30 @@ func (o *deviceOptions) validate() error {
 	if o.timeout <= 0 || o.retries < 0 {
 		return errors.New("--timeout must be positive and --retries not negative")
 	}
-	return nil
+	if o.baud <= 0 {
+		return fmt.Errorf("--baud %d: want a positive rate in bits per second, e.g. 115200", o.baud)
+	}
+	var err error
+	if o.match.VID, err = usbID("--vid", o.match.VID); err != nil {
+		return err
+	}
+	o.match.PID, err = usbID("--pid", o.match.PID)
+	return err
+}
+
+// usbID checks a USB vendor or product id: up to four hex digits, 0x
+// optional, written as the system lists ports (four lower-case digits);
+// "" matches any.
+func usbID(flag, id string) (string, error) {
+	if id == "" {
+		return "", nil
+	}
+	digits := strings.TrimPrefix(strings.ToLower(id), "0x")
+	v, err := strconv.ParseUint(digits, 16, 16)
+	if err != nil || digits == "" || strings.HasPrefix(digits, "+") {
+		return "", fmt.Errorf("%s %s: want a USB id of up to four hex digits, e.g. %s", flag, id, sample.DefaultVID)
+	}
+	return fmt.Sprintf("%04x", v), nil
 }
 
 // startFlags are what START asks for, as capture and top take them.
@@ -72,6 +97,8 @@ func (f *startFlags) start() (sample.Start, error) {
 		return sample.Start{}, fmt.Errorf("--fields: %w", err)
 	}
 	switch {
+	case f.rate > sample.MaxRateHz:
+		return sample.Start{}, fmt.Errorf("--rate %d: want 1 to %d Hz, or 0 for the device's default", f.rate, sample.MaxRateHz)
 	case f.jitter < 0 || f.jitter > sample.MaxJitterPct:
 		return sample.Start{}, fmt.Errorf("--jitter %d: want 0 to %d (percent)", f.jitter, sample.MaxJitterPct)
 	case f.words != 0 && fields&sample.FieldStack == 0:

@@ -22,7 +22,7 @@ func newDiffCmd(s Streams, runF func(*diffOptions, Streams) error) *cobra.Comman
 	o := &diffOptions{}
 	c := &cobra.Command{
 		Use:   "diff BEFORE AFTER",
-		Short: "Compare two captures or profiles per function and region, per busy sample",
+		Short: "Compare two captures or profiles per function and region",
 		Long: `diff compares where the busy time goes in two runs: each function's and each
 region's share of busy samples before and after, and the change in percentage
 points. Shares are per busy sample, so runs of different lengths or loads
@@ -33,7 +33,8 @@ profiles written by "tcmprof profile".
 -o writes BEFORE's profile scaled to AFTER's number of busy samples, for
 "go tool pprof -diff_base OUT AFTER.pb.gz"; -o - writes it to standard
 output, and the table to standard error.`,
-		Example: `  tcmprof diff --build-dir build-stock --after-build-dir build-itcm stock.tcmcap itcm.tcmcap
+		Example: `  tcmprof diff --build-dir build-stock --after-build-dir build-itcm \
+      stock.tcmcap itcm.tcmcap
   tcmprof diff before.pb.gz after.pb.gz -o base.pb.gz
   go tool pprof -top -diff_base base.pb.gz after.pb.gz`,
 		Args: withUsage(cobra.ExactArgs(2)),
@@ -79,6 +80,16 @@ func runDiff(o *diffOptions, s Streams) error {
 	}
 	if o.afterMap != "" {
 		after.mapPath = o.afterMap
+	}
+	inputs := []namedFile{{"BEFORE", o.before}, {"AFTER", o.after}}
+	for _, in := range []inputOptions{o.input, after} {
+		// Two profiles need no ELF: what is not given is not read.
+		if src, err := in.sources(); err == nil {
+			inputs = append(inputs, src.files()...)
+		}
+	}
+	if err := checkOutputs([]namedFile{{"-o", o.out}}, inputs); err != nil {
+		return err
 	}
 	b, err := o.input.side(s, o.before)
 	if err != nil {

@@ -48,6 +48,10 @@ func TestCaptureFlags(t *testing.T) {
 	if want := (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC | sample.FieldLR | sample.FieldStack, JitterPct: 25, StackWords: 48}); o.request != want {
 		t.Errorf("stacks: %+v, want %+v", o.request, want)
 	}
+	// USB ids are written as the system lists them: four lower-case digits.
+	if o, err := parseFlags(newCaptureCmd, "--vid", "0x16C0", "--pid", "483", "-o", "x"); err != nil || o.device.match.VID != "16c0" || o.device.match.PID != "0483" {
+		t.Errorf("--vid 0x16C0 --pid 483: %+v, %v", o, err)
+	}
 	// --resume without -o writes the resumed file back.
 	if o, err := parseFlags(newCaptureCmd, "--resume", "held.tcmcap"); err != nil || o.out != "held.tcmcap" {
 		t.Errorf("--resume alone: %+v, %v", o, err)
@@ -65,6 +69,12 @@ func TestCaptureFlags(t *testing.T) {
 		{[]string{"--retries", "-1", "-o", "x"}, "--retries not negative"},
 		{[]string{"--jitter", "200", "-o", "x"}, "--jitter 200: want 0 to 50"},
 		{[]string{"--jitter", "-1", "-o", "x"}, "--jitter -1: want 0 to 50"},
+		{[]string{"--baud", "-9600", "-o", "x"}, "--baud -9600: want a positive rate in bits per second"},
+		{[]string{"--baud", "0", "-o", "x"}, "--baud 0: want a positive rate"},
+		{[]string{"--vid", "zz", "-o", "x"}, "--vid zz: want a USB id of up to four hex digits"},
+		{[]string{"--pid", "12345", "-o", "x"}, "--pid 12345: want a USB id"},
+		{[]string{"--pid", "+1", "-o", "x"}, "--pid +1: want a USB id"},
+		{[]string{"--rate", "1000000000", "-o", "x"}, "--rate 1000000000: want 1 to 1000000 Hz, or 0 for the device's default"},
 		{[]string{"-o", "x", "extra"}, "unknown command"},
 	})
 }
@@ -190,6 +200,8 @@ func TestFlagValueErrors(t *testing.T) {
 		{[]string{"capture", "--rate", "-5", "-o", "x"}, "tcmprof: --rate -5: want a whole number from 0 to 4294967295\n"},
 		{[]string{"top", "--rate", "fast", "--elf", "x"}, "tcmprof: --rate fast: want a whole number from 0 to 4294967295\n"},
 		{[]string{"top", "--jitter", "51", "--elf", "x"}, "tcmprof: --jitter 51: want 0 to 50 (percent)\n"},
+		{[]string{"top", "--rate", "1000001", "--elf", "x"}, "tcmprof: --rate 1000001: want 1 to 1000000 Hz, or 0 for the device's default\n"},
+		{[]string{"top", "--vid", "zz", "--elf", "x"}, "tcmprof: --vid zz: want a USB id of up to four hex digits, e.g. 2fe3\n"},
 		{[]string{"capture", "--stack-words", "300", "-o", "x"}, "tcmprof: --stack-words 300: want a whole number from 0 to 255\n"},
 		{[]string{"capture", "--duration", "3", "-o", "x"}, "tcmprof: --duration 3: want a duration such as 500ms, 2s or 1m30s\n"},
 		{[]string{"rank", "--top", "x", "c"}, "tcmprof: --top x: want a whole number\n"},

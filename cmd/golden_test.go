@@ -3,6 +3,7 @@
 package cmd
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,6 +50,16 @@ func newGoldenRuns(t *testing.T) goldenRuns {
 		write("after.tcmcap", 120, 150, 60, 40, 70)}
 }
 
+// writeGroups writes a capture of fw's groups into dir.
+func writeGroups(t *testing.T, fw *profiletest.Firmware, dir, name string, groups ...profiletest.Group) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := sample.WriteFile(path, fw.Capture(t, sample.FieldPC|sample.FieldThread, groups...)); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestGoldenOutputs pins the text and JSON that users read, diff and
 // script against (report, rank, plan and its output files, diff, info,
 // symbolize, sim) to the files in testdata/golden. After a deliberate change,
@@ -71,37 +82,54 @@ func TestGoldenOutputs(t *testing.T) {
 	// cache of two lines so that its functions evict each other.
 	simArgs := append([]string{"sim", "--unit", "nonleaf", "--warmup", "1", "--units", "20", "--icache-size", "64",
 		"--icache-ways", "1", newSimFixture(t, r.fw.BuildID(t)).trace}, build...)
+	// Captures whose figures mean nothing as they stand (issue 26): no
+	// samples; all of them outside the image although the build-ids
+	// agree; some in code the board has no memory region for (remapped.dts
+	// moves ITCM away from fast_scale).
+	empty := writeGroups(t, r.fw, out, "empty.tcmcap")
+	outside := writeGroups(t, r.fw, out, "outside.tcmcap", profiletest.Group{N: 5000, PC: 0x70000000, Thread: 1})
+	unmapped := writeGroups(t, r.fw, out, "unmapped.tcmcap", profiletest.Group{N: 30, PC: r.fw.Entry(t, "fast_scale"), Thread: 1},
+		profiletest.Group{N: 70, PC: r.fw.Entry(t, "leaf_add"), Thread: 1})
+	remapped := []string{"--elf", r.fw.ELF, "--map", r.fw.MapPath, "--dts", filepath.Join("..", "profile", "testdata", "remapped.dts")}
 	for _, tc := range []struct {
 		golden string   // "": run the command for the files it writes
 		args   []string // the command line, or nil for a file an earlier one wrote
 		file   string   // the golden is this file, not the command's stdout
 		code   int      // the exit code
+		stderr bool     // the golden is stderr, then stdout
 	}{
-		{"info.txt", []string{"info", demo}, "", 0},
-		{"info.json", []string{"info", "--json", demo}, "", 0},
-		{"report.txt", append([]string{"report", r.before}, build...), "", 0},
-		{"report.json", append([]string{"report", "--json", r.before}, build...), "", 0},
-		{"report-icache.txt", append([]string{"report", "--icache-size", "1024", "--icache-ways", "1", "--top", "2", r.after}, build...), "", 0},
-		{"rank.txt", append([]string{"rank", r.before}, build...), "", 0},
-		{"rank.json", append([]string{"rank", "--json", r.before}, build...), "", 0},
+		{"info.txt", []string{"info", demo}, "", 0, false},
+		{"info.json", []string{"info", "--json", demo}, "", 0, false},
+		{"report.txt", append([]string{"report", r.before}, build...), "", 0, false},
+		{"report.json", append([]string{"report", "--json", r.before}, build...), "", 0, false},
+		{"report-icache.txt", append([]string{"report", "--icache-size", "1024", "--icache-ways", "1", "--top", "2", r.after}, build...), "", 0, false},
+		{"rank.txt", append([]string{"rank", r.before}, build...), "", 0, false},
+		{"rank.json", append([]string{"rank", "--json", r.before}, build...), "", 0, false},
 		{"plan.txt", append([]string{"plan", r.before, "--budget", "4K", "--format", "json", "-o", outFile("plan.json"),
-			"--format", "ld", "-o", outFile("itcm.ld"), "--format", "list", "-o", outFile("plan.list")}, build...), "", 0},
-		{"plan.json", nil, outFile("plan.json"), 0},
-		{"plan.ld", nil, outFile("itcm.ld"), 0},
-		{"plan.list", nil, outFile("plan.list"), 0},
+			"--format", "ld", "-o", outFile("itcm.ld"), "--format", "list", "-o", outFile("plan.list")}, build...), "", 0, false},
+		{"plan.json", nil, outFile("plan.json"), 0, false},
+		{"plan.ld", nil, outFile("itcm.ld"), 0, false},
+		{"plan.list", nil, outFile("plan.list"), 0, false},
 		// The image the plan was made from does not meet it: nothing moved.
-		{"verify.txt", []string{"verify", "--elf", r.fw.ELF, "--map", r.fw.MapPath, "--plan", outFile("plan.json")}, "", exitVerifyFailed},
-		{"plan-zephyr.txt", append([]string{"plan", r.before, "--format", "zephyr", "-o", outFile("itcm.cmake")}, build...), "", 0},
-		{"plan.cmake", nil, outFile("itcm.cmake"), 0},
-		{"plan.conf", nil, outFile("itcm.conf"), 0},
-		{"diff.txt", append([]string{"diff", r.before, r.after}, build...), "", 0},
-		{"diff.json", append([]string{"diff", "--json", r.before, r.after}, build...), "", 0},
-		{"", append([]string{"profile", r.before, "-o", outFile("run.pb.gz")}, build...), "", 0}, // says only on stderr what it wrote
-		{"profile.txt", nil, outFile("run.pb.gz"), 0},
-		{"symbolize.txt", []string{"symbolize", "--elf", r.fw.ELF, hexAddr(r.fw.Find(t, "hash_buf", `^eor`, 0)), hexAddr(r.fw.Entry(t, "leaf_add")), "0x70000000"}, "", 0},
-		{"symbolize.json", []string{"symbolize", "--json", "--elf", r.fw.ELF, hexAddr(r.fw.Find(t, "hash_buf", `^eor`, 0)), "0x70000000"}, "", 0},
-		{"sim.txt", simArgs, "", 0},
-		{"sim.json", append(simArgs, "--json"), "", 0},
+		{"verify.txt", []string{"verify", "--elf", r.fw.ELF, "--map", r.fw.MapPath, "--plan", outFile("plan.json")}, "", exitVerifyFailed, false},
+		{"plan-zephyr.txt", append([]string{"plan", r.before, "--format", "zephyr", "-o", outFile("itcm.cmake")}, build...), "", 0, false},
+		{"plan.cmake", nil, outFile("itcm.cmake"), 0, false},
+		{"plan.conf", nil, outFile("itcm.conf"), 0, false},
+		{"diff.txt", append([]string{"diff", r.before, r.after}, build...), "", 0, false},
+		{"diff.json", append([]string{"diff", "--json", r.before, r.after}, build...), "", 0, false},
+		{"", append([]string{"profile", r.before, "-o", outFile("run.pb.gz")}, build...), "", 0, false}, // says only on stderr what it wrote
+		{"profile.txt", nil, outFile("run.pb.gz"), 0, false},
+		{"symbolize.txt", []string{"symbolize", "--elf", r.fw.ELF, hexAddr(r.fw.Find(t, "hash_buf", `^eor`, 0)), hexAddr(r.fw.Entry(t, "leaf_add")), "0x70000000"}, "", 0, false},
+		{"symbolize.json", []string{"symbolize", "--json", "--elf", r.fw.ELF, hexAddr(r.fw.Find(t, "hash_buf", `^eor`, 0)), "0x70000000"}, "", 0, false},
+		{"sim.txt", simArgs, "", 0, false},
+		{"sim.json", append(simArgs, "--json"), "", 0, false},
+		{"report-empty.txt", append([]string{"report", empty}, build...), "", 0, true},
+		{"report-outside.txt", append([]string{"report", outside}, build...), "", 0, true},
+		{"report-empty.json", append([]string{"report", "--json", empty}, build...), "", 0, false},
+		{"diff-empty.json", append([]string{"diff", "--json", empty, empty}, build...), "", 0, false},
+		{"plan-empty.txt", append([]string{"plan", empty}, build...), "", 1, true},
+		{"plan-outside.txt", append([]string{"plan", outside, "--format", "json", "-o", outFile("outside.json")}, build...), "", 1, true},
+		{"report-unmapped.txt", append([]string{"report", unmapped}, remapped...), "", 0, true},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var got []byte
@@ -111,6 +139,9 @@ func TestGoldenOutputs(t *testing.T) {
 					t.Fatalf("%s: exit %d, want %d\n%s", strings.Join(tc.args, " "), code, tc.code, stderr)
 				}
 				got = []byte(stdout)
+				if tc.stderr {
+					got = []byte(strings.ReplaceAll(stderr+stdout, out, "$OUT"))
+				}
 			} else {
 				var err error
 				if got, err = os.ReadFile(tc.file); err != nil {
@@ -122,6 +153,10 @@ func TestGoldenOutputs(t *testing.T) {
 			}
 			if tc.golden != "" {
 				golden.Check(t, filepath.Join("testdata", "golden", tc.golden), got)
+			}
+			// A list with nothing in it is [] for a script, not null.
+			if strings.HasSuffix(tc.golden, ".json") && bytes.Contains(got, []byte("null")) {
+				t.Errorf("%s has a null:\n%s", tc.golden, got)
 			}
 		})
 	}

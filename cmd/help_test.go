@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -78,11 +79,12 @@ func TestFlagUsageHasNoBackquotes(t *testing.T) {
 	}
 }
 
-// Every "tcmprof ..." line of every Examples section names a command and
-// flags that exist, with values they accept.
+// Every "tcmprof ..." line of every Examples section (with the lines a
+// trailing backslash continues it on) names a command and flags that
+// exist, with values they accept.
 func TestHelpExamplesParse(t *testing.T) {
 	for _, c := range allCommands(helpTree()) {
-		for _, line := range strings.Split(c.Example, "\n") {
+		for _, line := range strings.Split(strings.ReplaceAll(c.Example, "\\\n", " "), "\n") {
 			words := strings.Fields(line)
 			if len(words) == 0 || words[0] != "tcmprof" {
 				continue
@@ -103,6 +105,23 @@ func TestHelpExamplesParse(t *testing.T) {
 			}
 			if err := sub.ParseFlags(rest); err != nil {
 				t.Errorf("%q example %q: %v", c.CommandPath(), line, err)
+			}
+		}
+	}
+}
+
+// Every command's --help fits an 80-column terminal: descriptions,
+// examples and the flag list alike.
+func TestHelpFitsEightyColumns(t *testing.T) {
+	for _, c := range allCommands(helpTree()) {
+		args := append(strings.Fields(c.CommandPath())[1:], "--help")
+		code, stdout, stderr := tcmprof(args...)
+		if code != 0 || stdout == "" {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		for _, line := range strings.Split(stdout, "\n") {
+			if n := utf8.RuneCountInString(line); n > 80 {
+				t.Errorf("%q --help has a %d-column line: %q", c.CommandPath(), n, line)
 			}
 		}
 	}

@@ -120,7 +120,7 @@ func TestIncompleteCaptureOnQEMUDemo(t *testing.T) {
 	for _, budget := range []string{"0", "1"} {
 		code, _, stderr = tcmprof(append([]string{"plan", capture, "--budget", budget, "--format", "json", "-o", filepath.Join(dir, "none.json")}, image...)...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if code != 1 || !regexp.MustCompile(`^tcmprof: place: a budget of `+budget+` bytes fits no function: the smallest candidate, \S+, needs (\d+) bytes of ITCM; give --budget (\d+) or more$`).MatchString(lines[len(lines)-1]) {
+		if code != 1 || !regexp.MustCompile(`^tcmprof: a budget of `+budget+` bytes fits no function: the smallest candidate, \S+, needs (\d+) bytes of ITCM; give --budget (\d+) or more$`).MatchString(lines[len(lines)-1]) {
 			t.Errorf("plan --budget %s: exit %d\n%s", budget, code, stderr)
 		}
 	}

@@ -23,7 +23,7 @@ func newInfoCmd(s Streams, runF func(*infoOptions, Streams) error) *cobra.Comman
 	o := &infoOptions{}
 	c := &cobra.Command{
 		Use:   "info FILE.tcmcap [--json]",
-		Short: "Show what a capture file holds: device settings, counts, losses, where it was taken",
+		Short: "Show what a capture holds: settings, counts, losses, origin",
 		Long: `info prints a capture's device header (sampler and protocol version, clocks,
 sampling interval, fields, build-id), its record counts and losses (dropped
 by the device because the buffer was full, missing because they never

@@ -17,6 +17,7 @@ import (
 	"github.com/tcmprof/tcmprof/internal/atomicfile"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sim"
 )
 
@@ -50,7 +51,7 @@ const (
 func newPlanCmd(s Streams, runF func(*planOptions, Streams) error) *cobra.Command {
 	o := &planOptions{}
 	c := &cobra.Command{
-		Use:   "plan (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE [--budget SIZE] --format F -o FILE ...",
+		Use:   "plan (--elf FILE | --build-dir DIR) CAPTURE [flags]",
 		Short: "Plan which functions to move into ITCM under a byte budget",
 		Long: `plan chooses the functions to move into ITCM within --budget bytes of ITCM,
 counting what each choice really costs there: alignment padding as GNU ld
@@ -74,8 +75,9 @@ draws it).
 Never planned: the board's boot-critical functions and everything they call
 before ITCM is filled (in a boot function that calls the board's ITCM copy
 routine, only the calls up to that one count, and all the copy routine
-calls; main and the kernel called after the copy may move), the sampler (tcmp_*), veneers, the vector
-table, code with an unwind table entry (.ARM.exidx), code already in ITCM,
+calls; main and the kernel called after the copy may move), the sampler
+(tcmp_*), veneers, the vector table, code with an unwind table entry
+(.ARM.exidx), code already in ITCM,
 functions matching --exclude (a glob on the symbol, its base name, its source
 path or the source's base name), functions without their own input section
 (build with -ffunction-sections; a function that is all of its object's
@@ -111,9 +113,13 @@ candidate function is refused, naming the smallest one.
 
 The map file must come from the link that wrote the ELF: another build's
 map (the relinked image's, say) is refused.`,
-		Example: `  tcmprof plan --build-dir build before.tcmcap --budget 32K --format zephyr -o itcm.cmake --format json -o plan.json
-  tcmprof plan --elf demo.elf --map demo.map --board qemu-demo run.tcmcap --format ld -o itcm.ld --format json -o plan.json
-  tcmprof plan --build-dir build before.tcmcap --exclude 'z_impl_*' --exclude 'net_*.c' --format list -o plan.txt --svg curve.svg`,
+		Example: `  tcmprof plan --build-dir build before.tcmcap --budget 32K \
+      --format zephyr -o itcm.cmake --format json -o plan.json
+  tcmprof plan --elf demo.elf --map demo.map --board qemu-demo run.tcmcap \
+      --format ld -o itcm.ld --format json -o plan.json
+  tcmprof plan --build-dir build before.tcmcap \
+      --exclude 'z_impl_*' --exclude 'net_*.c' --format list -o plan.txt \
+      --svg curve.svg`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.capture = args[0]
@@ -171,9 +177,14 @@ func readSimMisses(path string, in *place.Input) error {
 
 func runPlan(o *planOptions, s Streams) error {
 	// The map is checked before the capture is analysed.
-	if src, err := o.input.sources(); err != nil {
+	src, err := o.input.sources()
+	if err != nil {
 		return err
-	} else if src.mapFile == "" {
+	}
+	if err := o.checkOutputs(src); err != nil {
+		return err
+	}
+	if src.mapFile == "" {
 		where := "give --map"
 		if o.input.buildDir != "" {
 			where = fmt.Sprintf("--build-dir %s has no zephyr/zephyr.map; give --map", o.input.buildDir)
@@ -201,6 +212,9 @@ func runPlan(o *planOptions, s Streams) error {
 		Layout: o.layout, Objective: place.Objective(o.objective), CyclesPerUnit: cyclesPerUnit})
 	if err != nil {
 		return budgetAdvice(err)
+	}
+	if len(plan.Entries) == 0 {
+		return nothingToPlan(sym.Capture, in, plan)
 	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(s.Err, "tcmprof: warning: %s\n", w)
@@ -253,6 +267,21 @@ func runPlan(o *planOptions, s Streams) error {
 		}
 	}
 	return place.WriteSummary(summary, plan)
+}
+
+// checkOutputs refuses outputs that would overwrite an input: every -o,
+// the Kconfig fragment beside a zephyr one, and --svg.
+func (o *planOptions) checkOutputs(src sources) error {
+	var outputs []namedFile
+	for i, out := range o.outputs {
+		outputs = append(outputs, namedFile{"-o", out})
+		for _, conf := range confPath(out, o.formats[i]) {
+			outputs = append(outputs, namedFile{"-o " + out + "'s Kconfig fragment", conf})
+		}
+	}
+	outputs = append(outputs, namedFile{"--svg", o.svg})
+	inputs := append(src.files(), namedFile{"the capture", o.capture}, namedFile{"--sim-json", o.simJSON})
+	return checkOutputs(outputs, inputs)
 }
 
 // validate checks the format/output pairs and sets the layout they need
@@ -378,6 +407,28 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is more than 4 GiB", s)
 	}
 	return n * mult, nil
+}
+
+// nothingToPlan is plan's error when no function can move, which an empty
+// plan would not say: the outputs would build and verify as if the
+// capture had been planned.
+func nothingToPlan(c *sample.Capture, in *place.Input, p *place.Plan) error {
+	inFuncs := 0
+	for _, f := range in.Funcs {
+		inFuncs += f.Samples
+	}
+	var why string
+	switch {
+	case len(c.Records) == 0:
+		why = "the capture holds no samples"
+	case in.BusySamples == 0:
+		why = fmt.Sprintf("none of the capture's %d samples is busy", len(c.Records))
+	case inFuncs == 0:
+		why = fmt.Sprintf("none of the capture's %d busy samples is in a function of the image", in.BusySamples)
+	default:
+		why = fmt.Sprintf("no function that may move has --min-samples %d busy samples or more (not planned: %s)", p.MinSamples, p.NotPlanned())
+	}
+	return errors.New("nothing to plan: " + why)
 }
 
 // budgetAdvice adds to a budget the plan can not use the --budget that

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -177,12 +178,19 @@ func TestPlacementCommandErrors(t *testing.T) {
 			if code != 1 || len(errs) != 1 || !strings.HasPrefix(errs[0], "tcmprof: ") || !strings.Contains(errs[0], tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit 1 and one error line containing %q", code, stderr, tc.want)
 			}
+			// Messages are the user's words, not the code's: no
+			// package names ("place: ", "linker: ").
+			if len(errs) == 1 && packagePrefix.MatchString(errs[0]) {
+				t.Errorf("error line %q names a Go package", errs[0])
+			}
 		})
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a failed plan left an output file")
 	}
 }
+
+var packagePrefix = regexp.MustCompile(`^tcmprof: (place|linker|profile|live|diff|elf|sample|sim|loadtest): `)
 
 // A budget the plan can not use comes with the --budget that would do.
 // (A budget that fits nothing is refused on the demo, in
@@ -194,11 +202,11 @@ func TestBudgetAdvice(t *testing.T) {
 		want string
 	}{
 		{&place.BudgetError{Budget: 8, Need: 12, Smallest: "k_uptime_ticks"},
-			"place: a budget of 8 bytes fits no function: the smallest candidate, k_uptime_ticks, needs 12 bytes of ITCM; give --budget 12 or more"},
+			"a budget of 8 bytes fits no function: the smallest candidate, k_uptime_ticks, needs 12 bytes of ITCM; give --budget 12 or more"},
 		{&place.BudgetError{Budget: 204800, Free: 130648},
-			"place: budget 204800 bytes exceeds the 130648 bytes of free ITCM; give --budget 130648 or less, or none for all of it"},
+			"budget 204800 bytes exceeds the 130648 bytes of free ITCM; give --budget 130648 or less, or none for all of it"},
 		{fmt.Errorf("wrapped: %w", &place.BudgetError{Budget: 1, Need: 4, Smallest: "f"}), "; give --budget 4 or more"},
-		{errors.New("place: unknown objective"), "place: unknown objective"},
+		{errors.New("unknown objective"), "unknown objective"},
 	} {
 		if got := budgetAdvice(tt.err).Error(); !strings.HasSuffix(got, tt.want) {
 			t.Errorf("%v: %q, want it to end in %q", tt.err, got, tt.want)

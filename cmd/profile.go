@@ -28,7 +28,8 @@ library (with a map file), context, thread and state (busy/idle).
 The capture's build-id must match the ELF's (--force overrides). Read the
 result with "go tool pprof" or "tcmprof view".`,
 		Example: `  tcmprof profile --build-dir build before.tcmcap -o before.pb.gz
-  tcmprof profile --elf zephyr.elf --map zephyr.map --board teensy41 run.tcmcap -o run.pb.gz
+  tcmprof profile --elf zephyr.elf --map zephyr.map --board teensy41 \
+      run.tcmcap -o run.pb.gz
   go tool pprof -top -tagfocus=state=busy before.pb.gz`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -49,6 +50,13 @@ func (o *profileOptions) validate() error {
 }
 
 func runProfile(o *profileOptions, s Streams) error {
+	src, err := o.input.sources()
+	if err != nil {
+		return err
+	}
+	if err := checkOutputs([]namedFile{{"-o", o.out}}, append(src.files(), namedFile{"the capture", o.capture})); err != nil {
+		return err
+	}
 	sym, err := o.input.symbolize(s.Err, o.capture, nil)
 	if err != nil {
 		return err

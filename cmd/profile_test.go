@@ -13,11 +13,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -203,5 +206,64 @@ func TestViewServesACapture(t *testing.T) {
 	if all := out.String() + errOut.String(); strings.Count(all, strings.TrimSuffix(url.FindString(all), "/ui/")) != 1 ||
 		strings.Contains(all, "object files are not opened") {
 		t.Errorf("view's output:\n%s", all)
+	}
+}
+
+// A capture and the profile written from it are one run: diff between them
+// finds no change, and names each function one way on both sides, a GCC
+// clone (testdata/clone: run_burst, specialised for its one caller) as
+// "run_burst [clone .constprop.0]", not also as run_burst.
+func TestDiffCaptureAgainstItsProfile(t *testing.T) {
+	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
+		t.Skip("arm-none-eabi-gcc not installed (make deps)")
+	}
+	dir := t.TempDir()
+	elfPath := filepath.Join(dir, "clone.elf")
+	if out, err := exec.Command("arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-g", "-O2", "-ffunction-sections",
+		"-nostartfiles", "-nostdlib", "-T", filepath.Join("..", "profile", "testdata", "fw.ld"), "-Wl,--build-id",
+		"-o", elfPath, filepath.Join("testdata", "clone", "clone.c")).CombinedOutput(); err != nil {
+		t.Fatalf("building the clone firmware: %v\n%s", err, out)
+	}
+	img, err := elf.Open(elfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clone, main *elf.Function
+	for _, f := range img.Functions() {
+		switch {
+		case f.Base == "run_burst" && f.Clone != "":
+			clone = f
+		case f.Name == "main":
+			main = f
+		}
+	}
+	if clone == nil || main == nil {
+		t.Fatalf("GCC made no clone of run_burst: %v", img.Functions())
+	}
+	fw := &profiletest.Firmware{ELF: elfPath}
+	capture := writeGroups(t, fw, dir, "run.tcmcap", profiletest.Group{N: 300, PC: clone.Addr, Thread: 1},
+		profiletest.Group{N: 100, PC: main.Addr, Thread: 1})
+	pb := filepath.Join(dir, "run.pb.gz")
+	if code, _, stderr := tcmprof("profile", "--elf", elfPath, capture, "-o", pb); code != 0 {
+		t.Fatalf("profile: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := tcmprof("diff", "--json", "--elf", elfPath, capture, pb)
+	if code != 0 {
+		t.Fatalf("diff: exit %d: %s", code, stderr)
+	}
+	var d struct{ Functions []profile.Change }
+	if err := json.Unmarshal([]byte(stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range d.Functions {
+		names = append(names, c.Name)
+		if c.Delta != 0 || c.Before.Count != c.After.Count {
+			t.Errorf("%s changed: %+v", c.Name, c)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"main", "run_burst [clone " + clone.Clone + "]"}; !slices.Equal(names, want) {
+		t.Errorf("functions %q, want %q", names, want)
 	}
 }

@@ -21,7 +21,7 @@ func newRankCmd(s Streams, runF func(*rankOptions, Streams) error) *cobra.Comman
 	o := &rankOptions{}
 	c := &cobra.Command{
 		Use:   "rank (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE",
-		Short: "Rank functions by busy samples per byte, the key for ITCM placement",
+		Short: "Rank functions by busy samples per byte, the ITCM placement key",
 		Long: `rank lists the functions that have busy samples, densest first (busy samples
 per byte of code): samples, share of busy samples with its 95 % Wilson
 interval, size (the input section's, which is what moves), samples per byte,

@@ -46,7 +46,7 @@ func newReportCmd(s Streams, runF func(*reportOptions, Streams) error) *cobra.Co
 	o := &reportOptions{}
 	c := &cobra.Command{
 		Use:   "report (--elf FILE | --build-dir DIR) CAPTURE",
-		Short: "Busy/idle split, busy share per region, library and function, I-cache footprint",
+		Short: "Busy/idle, busy share per region, library, function; I-cache use",
 		Long: `report prints what a capture says about where the time goes: total, busy and
 idle samples; the busy share per memory region, per library (with a map file)
 and per function, with samples per byte and 95 % Wilson intervals; and the

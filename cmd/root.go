@@ -129,6 +129,10 @@ functions by samples per byte and plans what goes into ITCM.`,
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagValueError(err) })
+	root.SetUsageTemplate(strings.NewReplacer(
+		".LocalFlags.FlagUsages", "wrappedFlagUsages .LocalFlags",
+		".InheritedFlags.FlagUsages", "wrappedFlagUsages .InheritedFlags",
+	).Replace(root.UsageTemplate()))
 	root.AddCommand(
 		newCaptureCmd(s, nil),
 		newInfoCmd(s, nil),
@@ -145,6 +149,14 @@ functions by samples per byte and plans what goes into ITCM.`,
 		newTopCmd(s, nil),
 	)
 	return root
+}
+
+// helpWidth is the terminal width --help is written for: descriptions and
+// examples are wrapped by hand within it, the flag list by pflag.
+const helpWidth = 80
+
+func init() {
+	cobra.AddTemplateFunc("wrappedFlagUsages", func(f *pflag.FlagSet) string { return f.FlagUsagesWrapped(helpWidth) })
 }
 
 // flagValueError says what a flag wants when its value does not parse:

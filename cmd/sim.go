@@ -55,7 +55,7 @@ func newSimCmd(s Streams, runF func(*simOptions, Streams) error) *cobra.Command 
 	o := &simOptions{}
 	c := &cobra.Command{
 		Use:   "sim (--elf FILE | --build-dir DIR) [--map FILE] TRACE",
-		Short: "Model the I-cache and flash over an execution trace: cycles, fills and stalls per unit of work",
+		Short: "Model the I-cache and flash over a trace: cycles, fills, stalls",
 		Long: `sim reads an execution trace of the firmware (from QEMU's tcmtrace plugin,
 firmware-sampler/qemu/plugin; a file, a FIFO, or - for stdin) and models the
 instruction side of the board: the I-cache (the board's geometry, LRU, empty
@@ -81,10 +81,14 @@ the modelled board: the PC every jittered interval of modelled cycles at
 --rate of a --clock Hz core, so that samples fall in proportion to time,
 stalls included, as on the board (in QEMU they fall in proportion to
 instructions). report, profile, rank and plan read it like any capture.`,
-		Example: `  tcmprof sim --elf demo.elf --map demo.map --board qemu-demo --warmup 300 --units 2000 run.trace
-  tcmprof sim --elf demo.elf --map demo.map --board qemu-demo run.trace --json > sim.json
-  tcmprof sim --elf demo.elf --board qemu-demo run.trace --capture modelled.tcmcap --rate 20000
-  tcmprof sim --elf app.elf --unit process_packet --icache-size 16384 --policy random - < run.trace`,
+		Example: `  tcmprof sim --elf demo.elf --map demo.map --board qemu-demo --warmup 300 \
+      --units 2000 run.trace
+  tcmprof sim --elf demo.elf --map demo.map --board qemu-demo run.trace \
+      --json > sim.json
+  tcmprof sim --elf demo.elf --board qemu-demo run.trace \
+      --capture modelled.tcmcap --rate 20000
+  tcmprof sim --elf app.elf --unit process_packet --icache-size 16384 \
+      --policy random - < run.trace`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.trace = args[0]
@@ -140,6 +144,9 @@ func (o *simOptions) validate() error {
 func runSim(o *simOptions, s Streams) error {
 	src, err := o.input.sources()
 	if err != nil {
+		return err
+	}
+	if err := checkOutputs([]namedFile{{"--capture", o.capture}}, append(src.files(), namedFile{"the trace", o.trace})); err != nil {
 		return err
 	}
 	opts, err := o.input.options(src)

@@ -30,13 +30,18 @@ func newSymbolizeCmd(s Streams, runF func(*symbolizeOptions, Streams) error) *co
 	o := &symbolizeOptions{}
 	c := &cobra.Command{
 		Use:   "symbolize --elf FILE [--json] [--no-demangle] [ADDR...]",
-		Short: "Print the function and file:line (with inlined frames) of code addresses",
+		Short: "Print the function and file:line (inline frames) of addresses",
 		Long: `symbolize maps each address to its inline chain, innermost frame first, like
 llvm-symbolizer: for each frame the function, then file:line:column, and a
 blank line after each address ("??" when nothing is known). Addresses come
 from the arguments or, if there are none, from standard input, one per line,
 in hex with or without 0x; the Thumb bit is ignored. --json prints one object
-per address per line instead.`,
+per address per line instead.
+
+A line of standard input that is no address is answered "??" (in JSON, with
+an "error") and the input goes on; at its end the command says how many
+lines were not addresses and exits 1. A bad argument is refused before any
+address is answered.`,
 		Example: `  tcmprof symbolize --elf zephyr.elf 0x60001234 60001a3c
   tcmprof symbolize --elf zephyr.elf --json < pcs.txt`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -87,34 +92,52 @@ func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, addrs []uint
 	// for more, so that an interactive or pipelined caller gets its
 	// answers without waiting for EOF, and a file of addresses is decoded
 	// and rendered in parallel.
+	//
+	// A line that is no address is answered "??", as one with an address
+	// nothing is known of, and the input goes on: one bad line in a pipe
+	// of 200,000 addresses must not lose the rest. The error that ends the
+	// command says how many there were.
 	in := bufio.NewReaderSize(stdin, 64<<10)
 	var batch []uint32
+	var bad badLines
+	answered := 0 // lines with an address or something else
 	for lineNo := 0; ; {
 		batch = batch[:0]
-		var stop error // what ends the input after this batch: io.EOF, a bad line, a read error
+		var stop error // what ends the input after this batch: io.EOF, a read error
 		for stop == nil {
 			lineNo++
 			line, err := in.ReadSlice('\n')
+			var badErr error
 			if err == bufio.ErrBufferFull {
-				stop = fmt.Errorf("stdin line %d: longer than %d bytes", lineNo, in.Size())
-				break
+				for err == bufio.ErrBufferFull { // the rest of the line
+					_, err = in.ReadSlice('\n')
+				}
+				line, badErr = nil, fmt.Errorf("stdin line %d: longer than %d bytes", lineNo, in.Size())
+				answered++
 			}
 			if tok := bytes.TrimSpace(line); len(tok) > 0 {
+				answered++
 				addr, perr := parseAddr(tok)
-				if perr != nil {
-					stop = fmt.Errorf("stdin line %d: %w", lineNo, perr)
-					break
+				if perr == nil {
+					batch = append(batch, addr)
+				} else {
+					badErr = fmt.Errorf("stdin line %d: %w", lineNo, perr)
 				}
-				batch = append(batch, addr)
+			}
+			if badErr != nil {
+				// The answers stay in the order of the lines.
+				p.answerAll(im, batch)
+				batch = batch[:0]
+				p.answerBad(line, badErr)
+				bad.add(badErr)
 			}
 			if stop = err; in.Buffered() == 0 || len(batch) == maxBatch {
 				break
 			}
 		}
-		// What was answered before a bad line is still printed.
 		p.answerAll(im, batch)
 		if stop == io.EOF {
-			return nil
+			return bad.err(answered)
 		}
 		if stop != nil {
 			return stop
@@ -123,6 +146,27 @@ func symbolizeAll(im *elf.Image, p *symbolPrinter, stdin io.Reader, addrs []uint
 			return err
 		}
 	}
+}
+
+// badLines counts the lines of standard input that were no address.
+type badLines struct {
+	n     int
+	first error
+}
+
+func (b *badLines) add(err error) {
+	if b.n == 0 {
+		b.first = err
+	}
+	b.n++
+}
+
+// err is the one line that ends a run with bad lines, nil without.
+func (b *badLines) err(lines int) error {
+	if b.n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d lines of standard input were answered ?? for not being an address; the first: %w", b.n, lines, b.first)
 }
 
 // printImageWarnings prints the image's warnings after the first done already
@@ -262,6 +306,21 @@ func (w *answerWorker) answer(p *symbolPrinter, im *elf.Image, k int, keys []uin
 		p.answers[uint32(key)] = r
 	}
 	return b
+}
+
+// answerBad writes the answer to a line that is no address: "??" as for
+// an unknown address, or in JSON the line and why.
+func (p *symbolPrinter) answerBad(line []byte, why error) {
+	if !p.workers[0].json {
+		p.out.WriteString("??\n??:0:0\n\n")
+		return
+	}
+	b, _ := json.Marshal(struct {
+		Address string     `json:"address"`
+		Error   string     `json:"error"`
+		Frames  []struct{} `json:"frames"`
+	}{string(bytes.TrimSpace(line)), why.Error(), []struct{}{}})
+	p.out.Write(append(b, '\n'))
 }
 
 func (w *answerWorker) name(f elf.Frame) string {

@@ -182,7 +182,16 @@ func testSymbolizeBadInput(t *testing.T, path string) {
 	}{
 		{"bad arg", "", []string{"0x60000000", "0xzz"}, false, `bad address "0xzz"`, ""},
 		{"too wide", "", []string{"0x100000000"}, false, `address "0x100000000" is wider than 32 bits`, ""},
-		{"bad stdin line", "0x70000000\n\nnothex\n0x70000000\n", nil, false, `stdin line 3: bad address "nothex"`, "??\n??:0:0\n\n"},
+		// A bad line is answered ?? and the lines after it still are.
+		{"bad stdin line", "0x70000000\n\nnothex\n0x70000000\n", nil, false,
+			`1 of 3 lines of standard input were answered ?? for not being an address; the first: stdin line 3: bad address "nothex"`,
+			"??\n??:0:0\n\n??\n??:0:0\n\n??\n??:0:0\n\n"},
+		// A line longer than the input buffer too.
+		{"bad stdin lines", "0x70000000\nzz\n" + strings.Repeat("x", 70000) + "\n0x70000000", nil, false,
+			"2 of 4 lines of standard input were answered ?? for not being an address; the first: stdin line 2: bad address \"zz\"",
+			strings.Repeat("??\n??:0:0\n\n", 4)},
+		{"bad stdin line in JSON", "zz\n", []string{"--json"}, false, "1 of 1 lines",
+			`{"address":"zz","error":"stdin line 1: bad address \"zz\": want hex, e.g. 0x60001234","frames":[]}` + "\n"},
 		{"not an ELF", "", []string{"--elf", "symbolize_test.go", "0x0"}, true, "symbolize_test.go: not an ELF file (bad magic)", ""},
 		{"no ELF flag", "", []string{"0x0"}, true, `required flag(s) "elf" not set`, ""},
 	} {

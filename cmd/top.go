@@ -44,7 +44,7 @@ func newTopCmd(s Streams, runF func(*topOptions, Streams) error) *cobra.Command 
 	o := &topOptions{}
 	c := &cobra.Command{
 		Use:   "top (--elf FILE | --build-dir DIR) [--port auto|PATH] [flags]",
-		Short: "A live view of where the CPU is, refreshed while the sampler streams",
+		Short: "A live view of where the CPU is, while the sampler streams",
 		Long: `top starts a stream run on the device (or, with --attach, joins the one that
 runs), symbolizes the records as they arrive, and every --interval shows the
 busy share (idle detection as in report), the records received per second,
@@ -75,8 +75,10 @@ top reads the names with a one-sample snapshot run before the stream
 starts, and threads created later (or all of them, with --attach) show as
 ids.`,
 		Example: `  tcmprof top --port auto --build-dir build
-  tcmprof top --port /dev/ttyACM0 --elf zephyr.elf --fields pc,lr,ctx --rate 20000 -o long.tcmcap
-  tcmprof top --port /dev/ttyACM0 --build-dir build -b -n 10 --cumulative --inline
+  tcmprof top --port /dev/ttyACM0 --elf zephyr.elf --fields pc,lr,ctx \
+      --rate 20000 -o long.tcmcap
+  tcmprof top --port /dev/ttyACM0 --build-dir build -b -n 10 --cumulative \
+      --inline
   tcmprof top --port /dev/ttyACM0 --build-dir build --attach --json | jq .busy`,
 		Args: withUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error { return runCommand(o, s, runF, runTop) },
@@ -153,6 +155,9 @@ type topRun struct {
 func runTop(o *topOptions, s Streams) error {
 	src, err := o.input.sources()
 	if err != nil {
+		return err
+	}
+	if err := checkOutputs([]namedFile{{"-o", o.out}, {"--raw", o.device.raw}}, src.files()); err != nil {
 		return err
 	}
 	opts, err := o.input.options(src)

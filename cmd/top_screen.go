@@ -186,7 +186,7 @@ func (ts *topScreen) draw() {
 		put(y, fmt.Sprintf("waiting for the first %v of records…", ts.run.o.interval), tcell.StyleDefault)
 	} else {
 		// As many functions as fit above the bottom line.
-		for _, l := range ts.table.Lines(w, max(h, 1)) {
+		for _, l := range ts.table.Screen(w, last-y) {
 			if y >= last {
 				break
 			}

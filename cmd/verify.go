@@ -27,7 +27,7 @@ type verifyOptions struct {
 func newVerifyCmd(s Streams, runF func(*verifyOptions, Streams) error) *cobra.Command {
 	o := &verifyOptions{}
 	c := &cobra.Command{
-		Use:   "verify (--elf NEW.elf | --build-dir DIR) [--map NEW.map] --plan plan.json",
+		Use:   "verify (--elf NEW.elf | --build-dir DIR) --plan plan.json [flags]",
 		Short: "Check a rebuilt image against its ITCM plan",
 		Long: `verify checks the image rebuilt with a plan's output (written by
 "tcmprof plan --format json"): every planned function is in ITCM (GCC clones
@@ -39,7 +39,8 @@ long-branch veneers are within tolerance of the prediction.
 Exit status: 0 when the image meets the plan, 3 when it does not (each
 violation is listed, one per line, on stdout), 1 when it could not be checked.`,
 		Example: `  tcmprof verify --build-dir build-itcm --plan plan.json
-  tcmprof verify --elf build-itcm/demo.elf --map build-itcm/demo.map --plan plan.json`,
+  tcmprof verify --elf build-itcm/demo.elf --map build-itcm/demo.map \
+      --plan plan.json`,
 		Args: withUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error { return runCommand(o, s, runF, runVerify) },
 	}

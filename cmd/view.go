@@ -25,7 +25,7 @@ func newViewCmd(s Streams, runF func(*viewOptions, Streams) error) *cobra.Comman
 	o := &viewOptions{}
 	c := &cobra.Command{
 		Use:   "view PROFILE.pb.gz | CAPTURE",
-		Short: "Browse a profile in pprof's web UI (flame graph, top, source), offline",
+		Short: "Browse a profile in pprof's web UI (flame graph, source), offline",
 		Long: `view serves pprof's interactive web UI for a profile written by
 "tcmprof profile", or for a capture symbolized on the fly (give --elf or
 --build-dir then). It never runs host binutils on the ARM ELF and never copies

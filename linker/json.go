@@ -37,13 +37,13 @@ func ReadPlanJSON(r io.Reader) (*place.Plan, error) {
 	var p place.Plan
 	switch err := dec.Decode(&p); {
 	case errors.Is(err, io.EOF):
-		return nil, fmt.Errorf("linker: %s: the file is empty", notAPlan)
+		return nil, fmt.Errorf("%s: the file is empty", notAPlan)
 	case err != nil:
-		return nil, fmt.Errorf("linker: %s: %w", notAPlan, err)
+		return nil, fmt.Errorf("%s: %w", notAPlan, err)
 	case p.Version == 0:
-		return nil, fmt.Errorf("linker: %s: no plan version", notAPlan)
+		return nil, fmt.Errorf("%s: no plan version", notAPlan)
 	case dec.More():
-		return nil, fmt.Errorf("linker: %s: trailing data after the plan", notAPlan)
+		return nil, fmt.Errorf("%s: trailing data after the plan", notAPlan)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err

@@ -92,7 +92,7 @@ func Verify(p *place.Plan, img *Image) (*Report, error) {
 		return nil, err
 	}
 	if img.ITCMSize == 0 {
-		return nil, fmt.Errorf("linker: verify: image has no ITCM range")
+		return nil, fmt.Errorf("image has no ITCM range")
 	}
 	r := &Report{
 		ITCMUsed: int64(img.ITCMUsed), PredictedITCMUsed: p.Prediction.ITCMUsed, ITCMTolerance: ITCMTolerance(p),

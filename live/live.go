@@ -133,10 +133,10 @@ type Aggregator struct {
 // for a run it starts; the counter of the first HEADER when it attaches).
 func NewAggregator(sites *profile.Sites, idle profile.IdleRules, fields sample.Fields, dropped uint32, start time.Time, opts Options) (*Aggregator, error) {
 	if opts.Interval <= 0 {
-		return nil, errors.New("live: the interval must be positive")
+		return nil, errors.New("the interval must be positive")
 	}
 	if opts.Window < opts.Interval {
-		return nil, errors.New("live: the window must be at least one interval")
+		return nil, errors.New("the window must be at least one interval")
 	}
 	n := int((opts.Window + opts.Interval - 1) / opts.Interval)
 	return &Aggregator{

@@ -4,6 +4,7 @@ package live
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -287,4 +288,38 @@ func texts(ls []Line) []string {
 		out = append(out, l.Text)
 	}
 	return out
+}
+
+// On a small terminal (40×15: 13 lines between the title and the key
+// line) the figures above the table give way, so that function rows
+// still show: the region and context lines are cut to one line each, then
+// left out; a tall screen shows them whole.
+func TestScreenKeepsFunctionRows(t *testing.T) {
+	sc := newScene(t)
+	a := sc.aggregator(t, Options{Interval: time.Second, Window: time.Second, Inline: true})
+	feed(a, sc.capture.Records)
+	a.Tick(t0.Add(time.Second))
+	tb := a.Table(View{})
+	for _, size := range []struct{ width, height, rows int }{{40, 13, 3}, {40, 9, 3}, {25, 13, 3}, {80, 40, len(tb.Functions)}} {
+		lines := tb.Screen(size.width, size.height)
+		if len(lines) > size.height {
+			t.Errorf("%dx%d: %d lines", size.width, size.height, len(lines))
+		}
+		rows := -1
+		for i, l := range lines {
+			if n := len([]rune(l.Text)); n > size.width {
+				t.Errorf("%dx%d: line %q is %d wide", size.width, size.height, l.Text, n)
+			}
+			if l.Style == Heading {
+				rows = len(lines) - i - 1
+			}
+		}
+		if rows < size.rows || !strings.Contains(strings.Join(texts(lines), "\n"), "46.2 %") {
+			t.Errorf("%dx%d: %d function rows, want %d or more:\n%s", size.width, size.height, rows, size.rows, strings.Join(texts(lines), "\n"))
+		}
+	}
+	// Tall enough, nothing is cut: the screen is the batch output's lines.
+	if got, want := texts(tb.Screen(200, 100)), texts(tb.Lines(200, 0)); !slices.Equal(got, want) {
+		t.Errorf("a tall screen:\n%s\nwant the table's lines:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

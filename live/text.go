@@ -38,6 +38,51 @@ const minName = 16
 // figures above the table onto more lines, truncates function names and
 // drops the least important columns; it never cuts a number it shows.
 func (t *Table) Lines(width, maxFunctions int) []Line {
+	return append(t.figures(width, groupsWrapped), t.functionLines(width, maxFunctions)...)
+}
+
+// groupLines is how the figures show the busy share per region and
+// context: wrapped over as many lines as they need, cut to one line each,
+// or not at all.
+type groupLines int
+
+const (
+	groupsWrapped groupLines = iota
+	groupsCut
+	groupsLeftOut
+)
+
+// minScreenRows is the fewest function rows Screen keeps room for: the
+// functions are what the view is for.
+const minScreenRows = 3
+
+// Screen renders t for a screen width columns wide and height lines high
+// (the interactive view): Lines with as many function rows as fit. When
+// the figures above the table would leave room for fewer than
+// minScreenRows rows (a small terminal, many threads and interrupts), the
+// region and context lines are cut to one line each, then left out, and
+// then the blank line before the table.
+func (t *Table) Screen(width, height int) []Line {
+	fits := func(figures []Line) bool { return len(figures)+1+min(minScreenRows, len(t.Functions)) <= height }
+	var figures []Line
+	for _, g := range []groupLines{groupsWrapped, groupsCut, groupsLeftOut} {
+		if figures = t.figures(width, g); fits(figures) {
+			break
+		}
+	}
+	if !fits(figures) {
+		figures = figures[:len(figures)-1]
+	}
+	rows := max(height-len(figures)-1, 0) // below the heading
+	if rows == 0 {
+		return figures[:min(len(figures), max(height, 0))]
+	}
+	return append(figures, t.functionLines(width, rows)...)
+}
+
+// figures are the lines above the function table, the blank line that
+// ends them included.
+func (t *Table) figures(width int, groups groupLines) []Line {
 	var out []Line
 	add := func(indent string, items ...string) {
 		for _, l := range wrap(items, width, indent) {
@@ -53,12 +98,19 @@ func (t *Table) Lines(width, maxFunctions int) []Line {
 	add("", fmt.Sprintf("%s %s: %d samples", span, seconds(t.Span), t.Samples),
 		fmt.Sprintf("%d functions busy", len(t.Functions)), "running "+seconds(t.Elapsed))
 	const indent = "          " // under the first group
-	add(indent, append([]string{"region "}, groupItems(t.Regions)...)...)
-	if t.Contexts != nil {
-		add(indent, append([]string{"context"}, groupItems(t.Contexts)...)...)
+	addGroup := func(items ...string) {
+		switch groups {
+		case groupsWrapped:
+			add(indent, items...)
+		case groupsCut:
+			out = append(out, Line{Text: cut(wrap(items, 0, "")[0], width)})
+		}
 	}
-	out = append(out, Line{})
-	return append(out, t.functionLines(width, maxFunctions)...)
+	addGroup(append([]string{"region "}, groupItems(t.Regions)...)...)
+	if t.Contexts != nil {
+		addGroup(append([]string{"context"}, groupItems(t.Contexts)...)...)
+	}
+	return append(out, Line{})
 }
 
 // wrap joins items with three spaces into lines of at most width runes,

@@ -42,7 +42,9 @@ func WriteComparison(w io.Writer, c Comparison, before, after string) error {
 		return fmt.Sprintf("%.0f/s", s.Lossless)
 	}
 	// A lossless rate that is the highest rate tried is a lower bound, and
-	// so is a ratio over it (or an upper bound, below it).
+	// so is a ratio over it (or an upper bound, below it). So is the peak
+	// of such a run: it answered all it was offered, which says how much
+	// was offered, not how much it could take.
 	speedup := func(v float64, afterBound, beforeBound bool) string {
 		switch {
 		case v == 0:
@@ -61,7 +63,7 @@ func WriteComparison(w io.Writer, c Comparison, before, after string) error {
 	fmt.Fprintf(tw, "lossless rate\t%s\t%s\t%s\t\n", lossless(c.Before), lossless(c.After),
 		speedup(c.LosslessSpeedup, c.After.LosslessIsHighest, c.Before.LosslessIsHighest))
 	fmt.Fprintf(tw, "peak goodput\t%.1f ± %.1f/s\t%.1f ± %.1f/s\t%s\t\n", c.Before.Peak, c.Before.PeakSD, c.After.Peak, c.After.PeakSD,
-		speedup(c.PeakSpeedup, false, false))
+		speedup(c.PeakSpeedup, c.After.LosslessIsHighest, c.Before.LosslessIsHighest))
 	at := func(s Summary) string {
 		if len(s.Curve) == 0 {
 			return "-"

@@ -42,7 +42,7 @@ func (x *Exclusion) Safety() bool {
 func checkPatterns(patterns []string) error {
 	for _, p := range patterns {
 		if _, err := path.Match(p, ""); err != nil {
-			return fmt.Errorf("place: bad exclude pattern %q: %w", p, err)
+			return fmt.Errorf("bad exclude pattern %q: %w", p, err)
 		}
 	}
 	return nil

@@ -70,11 +70,11 @@ const samplerPrefix = "tcmp_"
 // not be read).
 func FromImage(src ImageSources) (*Input, []string, error) {
 	if src.Image == nil || src.Board == nil {
-		return nil, nil, fmt.Errorf("place: an image and a board are both needed")
+		return nil, nil, fmt.Errorf("an image and a board are both needed")
 	}
 	itcm, ok := itcmRegion(src.Board)
 	if !ok {
-		return nil, nil, fmt.Errorf("place: board %s has no ITCM region", src.Board.Name)
+		return nil, nil, fmt.Errorf("board %s has no ITCM region", src.Board.Name)
 	}
 	f := src.Image.File()
 	in := &Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size),
@@ -166,11 +166,11 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 	ranges := elf.FuncRanges(src.Image.Functions())
 	calls, err := elf.CallEdges(f, ranges)
 	if err != nil {
-		return nil, nil, fmt.Errorf("place: %s: %w", src.Image.Path(), err)
+		return nil, nil, fmt.Errorf("%s: %w", src.Image.Path(), err)
 	}
 	tails, err := elf.TailCalls(f, ranges)
 	if err != nil {
-		return nil, nil, fmt.Errorf("place: %s: %w", src.Image.Path(), err)
+		return nil, nil, fmt.Errorf("%s: %w", src.Image.Path(), err)
 	}
 	for _, e := range append(calls, tails...) {
 		in.Edges = append(in.Edges, Edge{Caller: e.Caller, Callee: e.Callee, Site: e.Site})

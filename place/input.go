@@ -165,13 +165,13 @@ func (in *Input) InITCM(addr uint32) bool { return InRange(addr, in.ITCMStart, i
 // samples that do not add up.
 func (in *Input) Validate() error {
 	if in.ITCMSize == 0 {
-		return errors.New("place: ITCM size is 0")
+		return errors.New("ITCM size is 0")
 	}
 	if in.ITCMUsed > in.ITCMSize {
-		return fmt.Errorf("place: ITCM used %d bytes exceeds its size %d", in.ITCMUsed, in.ITCMSize)
+		return fmt.Errorf("ITCM used %d bytes exceeds its size %d", in.ITCMUsed, in.ITCMSize)
 	}
 	if in.BusySamples < 0 {
-		return fmt.Errorf("place: negative busy sample count %d", in.BusySamples)
+		return fmt.Errorf("negative busy sample count %d", in.BusySamples)
 	}
 	type sectionID struct{ archive, object, section string }
 	seen := make(map[sectionID]string)
@@ -180,32 +180,32 @@ func (in *Input) Validate() error {
 	for i := range in.Funcs {
 		f := &in.Funcs[i]
 		if f.Symbol == "" {
-			return fmt.Errorf("place: function %d at %#x has no symbol name", i, f.Addr)
+			return fmt.Errorf("function %d at %#x has no symbol name", i, f.Addr)
 		}
 		if f.Size == 0 {
-			return fmt.Errorf("place: function %s has size 0", f.Symbol)
+			return fmt.Errorf("function %s has size 0", f.Symbol)
 		}
 		if f.Align&(f.Align-1) != 0 {
-			return fmt.Errorf("place: function %s has alignment %d, not a power of two", f.Symbol, f.Align)
+			return fmt.Errorf("function %s has alignment %d, not a power of two", f.Symbol, f.Align)
 		}
 		if f.Samples < 0 {
-			return fmt.Errorf("place: function %s has a negative sample count", f.Symbol)
+			return fmt.Errorf("function %s has a negative sample count", f.Symbol)
 		}
 		if other, dup := addrs[f.Addr]; dup {
-			return fmt.Errorf("place: functions %s and %s both start at %#x (drop aliases)", other, f.Symbol, f.Addr)
+			return fmt.Errorf("functions %s and %s both start at %#x (drop aliases)", other, f.Symbol, f.Addr)
 		}
 		addrs[f.Addr] = f.Symbol
 		if f.Section != "" {
 			id := sectionID{f.Archive, f.Object, f.Section}
 			if other, dup := seen[id]; dup {
-				return fmt.Errorf("place: functions %s and %s share input section %s of %s", other, f.Symbol, f.Section, f.Object)
+				return fmt.Errorf("functions %s and %s share input section %s of %s", other, f.Symbol, f.Section, f.Object)
 			}
 			seen[id] = f.Symbol
 		}
 		total += f.Samples
 	}
 	if total > in.BusySamples {
-		return fmt.Errorf("place: functions hold %d samples, more than the %d busy samples", total, in.BusySamples)
+		return fmt.Errorf("functions hold %d samples, more than the %d busy samples", total, in.BusySamples)
 	}
 	return nil
 }

@@ -202,25 +202,25 @@ func (p *Plan) InITCM(addr uint32) bool { return InRange(addr, p.ITCMStart, p.IT
 // Validate checks the plan's internal consistency; ReadPlanJSON calls it.
 func (p *Plan) Validate() error {
 	if p.Version != PlanVersion {
-		return fmt.Errorf("place: plan version %d, this tcmprof reads version %d", p.Version, PlanVersion)
+		return fmt.Errorf("plan version %d, this tcmprof reads version %d", p.Version, PlanVersion)
 	}
 	if p.Layout != LayoutLD && p.Layout != LayoutZephyr {
-		return fmt.Errorf("place: plan has unknown layout %q", p.Layout)
+		return fmt.Errorf("plan has unknown layout %q", p.Layout)
 	}
 	if p.Objective != "" && !slices.Contains(Objectives(), p.Objective) {
-		return fmt.Errorf("place: plan has unknown objective %q", p.Objective)
+		return fmt.Errorf("plan has unknown objective %q", p.Objective)
 	}
 	if p.BlockAlign == 0 || p.BlockAlign&(p.BlockAlign-1) != 0 {
-		return fmt.Errorf("place: plan block alignment %d is not a power of two", p.BlockAlign)
+		return fmt.Errorf("plan block alignment %d is not a power of two", p.BlockAlign)
 	}
 	seen := make(map[string]bool)
 	for _, e := range p.Entries {
 		if e.Symbol == "" || e.Section == "" {
-			return errors.New("place: plan entry without symbol or section")
+			return errors.New("plan entry without symbol or section")
 		}
 		id := e.Archive + "\x00" + e.Object + "\x00" + e.Section
 		if seen[id] {
-			return fmt.Errorf("place: plan lists section %s of %s twice", e.Section, e.Object)
+			return fmt.Errorf("plan lists section %s of %s twice", e.Section, e.Object)
 		}
 		seen[id] = true
 	}
@@ -242,7 +242,7 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		opt.Layout = LayoutLD
 	}
 	if opt.Layout != LayoutLD && opt.Layout != LayoutZephyr {
-		return nil, fmt.Errorf("place: unknown layout %q", opt.Layout)
+		return nil, fmt.Errorf("unknown layout %q", opt.Layout)
 	}
 	if opt.SearchNodes <= 0 {
 		opt.SearchNodes = DefaultSearchNodes
@@ -251,10 +251,10 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		opt.Objective = DefaultObjective
 	}
 	if !slices.Contains(Objectives(), opt.Objective) {
-		return nil, fmt.Errorf("place: unknown objective %q", opt.Objective)
+		return nil, fmt.Errorf("unknown objective %q", opt.Objective)
 	}
 	if opt.Objective == ObjectiveMisses && !slices.ContainsFunc(in.Funcs, func(f Func) bool { return f.Misses > 0 }) {
-		return nil, errors.New("place: the misses objective needs the misses a model run of this image measured, and no function has any")
+		return nil, errors.New("the misses objective needs the misses a model run of this image measured, and no function has any")
 	}
 	free := in.ITCMSize - in.ITCMUsed
 	budget := uint32(opt.Budget)
@@ -271,6 +271,8 @@ func Build(in *Input, opt Options) (*Plan, error) {
 		ITCMStart: in.ITCMStart, ITCMSize: in.ITCMSize, ITCMUsed: in.ITCMUsed,
 		Budget: budget, BusySamples: in.BusySamples, MinSamples: opt.MinSamples,
 		VeneersBefore: m.veneers(nil),
+		// Empty, not null, in the JSON a script reads.
+		Entries: []Entry{}, Excluded: []Exclusion{}, Curve: []CurvePoint{},
 	}
 	bootFrom, unknown := bootClosure(in, in.BootRoots, in.BootCopies)
 	for _, r := range unknown {
@@ -310,12 +312,12 @@ func Build(in *Input, opt Options) (*Plan, error) {
 	largest := budget
 	for _, b := range budgets {
 		if b > free {
-			return nil, fmt.Errorf("place: curve budget %d bytes exceeds the %d bytes of free ITCM", b, free)
+			return nil, fmt.Errorf("curve budget %d bytes exceeds the %d bytes of free ITCM", b, free)
 		}
 		largest = max(largest, b)
 	}
 	if bits := int64(len(cands)) * (int64(largest) + 64); bits > maxTableBits {
-		return nil, fmt.Errorf("place: %d candidates × %d bytes of budget need %d MiB for the exact layout table; lower --budget or raise --min-samples",
+		return nil, fmt.Errorf("%d candidates × %d bytes of budget need %d MiB for the exact layout table; lower --budget or raise --min-samples",
 			len(cands), largest, bits/8>>20)
 	}
 	p := newProblem(m, cands, opt.Objective.value(in.BusySamples))
@@ -355,7 +357,13 @@ func Build(in *Input, opt Options) (*Plan, error) {
 	}
 
 	for _, b := range budgets {
-		s, proven, _ := plan1(b, max(opt.SearchNodes/50, 1))
+		// At the plan's own budget the curve shows the plan: a shorter
+		// search there could find a worse one, or fail to prove the
+		// plan optimal, and the summary and its curve would disagree.
+		s, proven := sel, optimal
+		if b != budget {
+			s, proven, _ = plan1(b, max(opt.SearchNodes/50, 1))
+		}
 		point := CurvePoint{Budget: b, Exact: predict(p, s), Optimal: proven}
 		point.Greedy = predict(p, density.greedy(int64(b)))
 		plan.Curve = append(plan.Curve, point)
@@ -397,9 +405,9 @@ type BudgetError struct {
 
 func (e *BudgetError) Error() string {
 	if e.Need > 0 {
-		return fmt.Sprintf("place: a budget of %d bytes fits no function: the smallest candidate, %s, needs %d bytes of ITCM", e.Budget, e.Smallest, e.Need)
+		return fmt.Sprintf("a budget of %d bytes fits no function: the smallest candidate, %s, needs %d bytes of ITCM", e.Budget, e.Smallest, e.Need)
 	}
-	return fmt.Sprintf("place: budget %d bytes exceeds the %d bytes of free ITCM", e.Budget, e.Free)
+	return fmt.Sprintf("budget %d bytes exceeds the %d bytes of free ITCM", e.Budget, e.Free)
 }
 
 // LayoutLuck is how much a plan's cycles change with where the relink puts

@@ -3,6 +3,8 @@
 package place
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -198,5 +200,44 @@ func TestGreedyIsSuboptimal(t *testing.T) {
 	last := plan.Curve[len(plan.Curve)-1]
 	if last.Exact.Samples != 100 || last.Greedy.Samples != 61 || plan.Curve[1].Exact.Samples != 61 {
 		t.Fatalf("curve %+v", plan.Curve)
+	}
+}
+
+// At the plan's own budget the benefit curve shows the plan itself: the
+// summary's "proven optimal" and the curve's optimal column (searched with
+// a fiftieth of the nodes elsewhere) never disagree, nor its samples.
+func TestCurveAtThePlansBudgetIsThePlan(t *testing.T) {
+	rng := rand.New(rand.NewSource(26))
+	for trial := range 40 {
+		in := randomInput(rng, 30, true)
+		budget := uint32(2 * (50 + rng.Intn(400)))
+		plan, err := Build(in, Options{Budget: int64(budget), CurveBudgets: []uint32{budget / 2, budget}, SearchNodes: 2000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := plan.Curve[1]
+		if at.Budget != budget || at.Optimal != plan.Optimal || at.Exact != plan.Prediction {
+			t.Errorf("trial %d, budget %d: summary %d samples (optimal %v), curve %d samples (optimal %v)",
+				trial, budget, plan.Prediction.Samples, plan.Optimal, at.Exact.Samples, at.Optimal)
+		}
+	}
+}
+
+// A plan's lists are [] in JSON when empty, never null: nothing excluded
+// here, and no curve asked for.
+func TestPlanJSONHasNoNull(t *testing.T) {
+	in := &Input{ITCMSize: 1 << 10, BusySamples: 100}
+	in.Funcs = append(in.Funcs, Func{Key: KeyFor("g.c", "g"), Symbol: "g", Section: ".text.g",
+		Object: "g.o", Addr: flashBase, Size: 64, Align: 2, Region: "FLASH", Samples: 100})
+	plan, err := Build(in, Options{Budget: 64, CurveBudgets: []uint32{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("null")) {
+		t.Errorf("plan JSON has a null: %s", b)
 	}
 }

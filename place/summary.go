@@ -81,6 +81,10 @@ func WriteSummary(w io.Writer, p *Plan) error {
 	return WriteCurveTable(w, p.Curve, p.CyclesPerUnit)
 }
 
+// NotPlanned says how many functions each reason left out of the plan:
+// "1 already in ITCM, 6 boot-critical".
+func (p *Plan) NotPlanned() string { return exclusionCounts(p.Excluded) }
+
 // exclusionCounts says how many functions each reason left out, reasons in
 // alphabetical order: "1 already in ITCM, 6 boot-critical".
 func exclusionCounts(xs []Exclusion) string {

@@ -156,6 +156,7 @@ func (s *Symbolized) Analyze() *Analysis {
 	a.Busy, a.Idle = NewShare(busy, a.Samples), NewShare(idle, a.Samples)
 	a.Regions = groups(regions, busy)
 	a.Libraries = groups(libraries, busy)
+	a.Functions = []FunctionStat{}
 	for _, f := range funcs {
 		f.Share = NewShare(f.Samples, busy)
 		f.Density = Density(f.Samples, f.Size)
@@ -185,7 +186,7 @@ func (s *Symbolized) cacheGeometry() elf.CacheGeometry {
 }
 
 func groups(counts map[string]int, total int) []Group {
-	var gs []Group
+	gs := []Group{} // empty, not null, in report --json
 	for name, n := range counts {
 		gs = append(gs, Group{Name: name, Samples: n, Share: NewShare(n, total)})
 	}

@@ -64,7 +64,7 @@ func changes(before, after map[string]int, nb, na int) []Change {
 	for n := range after {
 		names[n] = true
 	}
-	var cs []Change
+	cs := []Change{} // empty, not null, in diff --json
 	for n := range names {
 		c := Change{Name: n, Before: NewShare(before[n], nb), After: NewShare(after[n], na)}
 		c.Delta = c.After.Fraction() - c.Before.Fraction()
@@ -111,7 +111,7 @@ func changeTable(w io.Writer, what string, cs []Change, top int) {
 // length.
 func DiffBase(base *pprof.Profile, baseBusy, afterBusy int) (*pprof.Profile, error) {
 	if baseBusy <= 0 || afterBusy <= 0 {
-		return nil, errors.New("diff: a capture without busy samples cannot be normalised")
+		return nil, errors.New("a capture without busy samples cannot be normalised")
 	}
 	p := base.Copy()
 	ratios := make([]float64, len(p.SampleType))
@@ -173,6 +173,7 @@ func AnalyzeProfile(p *pprof.Profile) (*Analysis, error) {
 	}
 	a.Busy, a.Idle = NewShare(busy, a.Samples), NewShare(idle, a.Samples)
 	a.Regions, a.Libraries = groups(regions, busy), groups(libraries, busy)
+	a.Functions = []FunctionStat{}
 	for _, f := range funcs {
 		f.Share = NewShare(f.Samples, busy)
 		a.Functions = append(a.Functions, *f)

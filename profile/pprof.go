@@ -91,7 +91,7 @@ func (s *Symbolized) Profile() (*pprof.Profile, error) {
 	}
 	p.Comments = append(p.Comments, s.comments()...)
 	if err := p.CheckValid(); err != nil {
-		return nil, fmt.Errorf("profile: built an invalid profile: %w", err)
+		return nil, fmt.Errorf("built an invalid profile: %w", err)
 	}
 	return p, nil
 }
@@ -163,8 +163,17 @@ func (b *builder) location(st *Site) *pprof.Location {
 		return l
 	}
 	l := &pprof.Location{ID: uint64(len(b.p.Location) + 1), Mapping: b.m, Address: uint64(st.Addr)}
-	for _, fr := range st.Frames {
-		l.Line = append(l.Line, pprof.Line{Function: b.function(fr.Function, fr.Mangled, fr.File), Line: int64(fr.Line)})
+	for i, fr := range st.Frames {
+		name, system := fr.Function, fr.Mangled
+		if i == len(st.Frames)-1 && st.Function != nil {
+			// The outermost frame is the physical function: named as
+			// every table names it, a GCC clone as "run_burst [clone
+			// .isra.0]" rather than by its source name, so that a diff of
+			// a capture against this profile matches the two, and its
+			// symbol is the system name.
+			name, system = st.Name(), st.Function.Name
+		}
+		l.Line = append(l.Line, pprof.Line{Function: b.function(name, system, fr.File), Line: int64(fr.Line)})
 	}
 	if len(l.Line) == 0 && st.Function != nil { // no DWARF here: the symbol still names it
 		l.Line = []pprof.Line{{Function: b.function(st.Name(), st.Function.Name, "")}}

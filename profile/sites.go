@@ -23,7 +23,7 @@ type Sites struct {
 // board, map file and idle rules).
 func NewSites(img *elf.Image, opts Options) (*Sites, error) {
 	if img == nil {
-		return nil, errors.New("profile: no image")
+		return nil, errors.New("no image")
 	}
 	if err := opts.Idle.Validate(); err != nil {
 		return nil, err

@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/internal/wording"
@@ -156,7 +158,7 @@ type Symbolized struct {
 // differs from the image's unless opts.Force.
 func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, error) {
 	if c == nil || img == nil {
-		return nil, errors.New("profile: a capture and an image are both needed")
+		return nil, errors.New("a capture and an image are both needed")
 	}
 	sites, err := NewSites(img, opts)
 	if err != nil {
@@ -215,7 +217,40 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 		}
 		return a.Thread < b.Thread
 	})
+	s.Warnings = append(s.Warnings, s.coverageWarnings()...)
 	return s, nil
+}
+
+// coverageWarnings say when the figures can not mean what they seem to:
+// a capture without samples (every share is of nothing), samples outside
+// every function of the image (its PCs are not this ELF's code, though
+// the build-ids agree), and samples in code no memory region of the board
+// holds (the wrong board: the QEMU demo's testbench without --board
+// qemu-demo), each with its count.
+func (s *Symbolized) coverageWarnings() []string {
+	n := len(s.Capture.Records)
+	if n == 0 {
+		return []string{"the capture holds no samples, so every figure is zero"}
+	}
+	outside, noRegion := 0, 0
+	for i := range s.Stacks {
+		switch st := &s.Stacks[i]; {
+		case st.PC.Function == nil:
+			outside += st.Count
+		case st.PC.Region == "":
+			noRegion += st.Count
+		}
+	}
+	var ws []string
+	if outside > 0 {
+		ws = append(ws, fmt.Sprintf("%d of %d samples are outside the image (in no function of %s): they count for their addresses alone",
+			outside, n, filepath.Base(s.Image.Path())))
+	}
+	if noRegion > 0 {
+		ws = append(ws, fmt.Sprintf("%d of %d samples are in code outside every memory region of board %s (region unknown): name the board the capture ran on with --board (%s) or give its devicetree with --dts",
+			noRegion, n, s.Board.Name, strings.Join(elf.BoardNames(), ", ")))
+	}
+	return ws
 }
 
 // loadCFI reads what judging LR and unwinding stacks need: the CFI for a
@@ -240,7 +275,7 @@ func (r *resolver) loadCFI() error {
 	if h.Fields&sample.FieldStack != 0 && cfi != nil {
 		u, err := elf.NewUnwinder(r.s.Image)
 		if err != nil {
-			return fmt.Errorf("profile: %w", err)
+			return fmt.Errorf("%w", err)
 		}
 		r.unwinder = u
 	}

@@ -38,6 +38,11 @@ const (
 	// that keeps sampling from locking onto periodic activity.
 	MaxJitterPct     = 50
 	DefaultJitterPct = 25
+	// MaxRateHz is the highest sampling rate any sampler build takes: the
+	// top of the Zephyr module's TCMPROF_SAMPLER_MAX_RATE_HZ range. A
+	// build's own limit (DefaultMaxRateHz unless configured) may be lower.
+	MaxRateHz        = 1_000_000
+	DefaultMaxRateHz = 100_000
 	// stackRefWindow is how many records back a stack may refer to.
 	stackRefWindow = 16
 	// MaxStackRecordSize is a STACK record's worst case: the other fields,

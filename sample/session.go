@@ -486,12 +486,28 @@ func (s *Session) Start(ctx context.Context, st Start) error {
 		case r.Status == StatusOK, r.Status == StatusBusy && attempt > 0: // BUSY: an earlier try got through
 			return true, nil
 		case r.Status == StatusBadArg:
-			return true, fmt.Errorf("the sampler refused START (BAD_ARG): rate %d Hz, jitter %d %%, fields %v or mode %v is outside what it supports",
-				st.RateHz, st.JitterPct, st.Fields, st.Mode)
+			return true, badStart(&st)
 		}
 		return true, fmt.Errorf("the sampler answered START with %v", r.Status)
 	})
 	return err
+}
+
+// badStart says why a device refused a START the host found valid: the
+// host checks everything but the limits the device was built with, its
+// sampling rate (with the jitter, the intervals it may time) and whether
+// it copies stacks.
+func badStart(st *Start) error {
+	rate := fmt.Sprintf("rate %d Hz", st.RateHz)
+	if st.RateHz == 0 {
+		rate = "its default rate"
+	}
+	msg := fmt.Sprintf("the sampler refused START (BAD_ARG): %s with jitter %d %% is outside the intervals it was built for (a Zephyr build takes at most CONFIG_TCMPROF_SAMPLER_MAX_RATE_HZ, %d Hz unless configured)",
+		rate, st.JitterPct, DefaultMaxRateHz)
+	if st.Fields&FieldStack != 0 {
+		msg += ", or it was built without stack copies"
+	}
+	return errors.New(msg)
 }
 
 // Stop ends a run.

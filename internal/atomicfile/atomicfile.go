@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"unicode/utf8"
 )
 
 // Write calls write with a temporary file beside path and renames it over
@@ -46,7 +47,7 @@ func (s *Set) Add(path string, write func(io.Writer) error) (err error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("writing %s: is a directory", path)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPattern(filepath.Base(path)))
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -69,6 +70,26 @@ func (s *Set) Add(path string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// maxTempStem bounds how much of the target's name its temporary keeps:
+// with the dot, ".tmp" and CreateTemp's number (at most 10 digits) the
+// temporary's name stays within the 255 bytes a file name may have, so any
+// name the user may give can be written.
+const maxTempStem = 255 - len(".") - len(".tmp") - 10
+
+// tempPattern is the CreateTemp pattern of a temporary beside the file
+// named base: ".base.tmp*", base cut (at a character boundary) when it is
+// too long for that to be a valid name.
+func tempPattern(base string) string {
+	if len(base) > maxTempStem {
+		cut := maxTempStem
+		for cut > 0 && !utf8.RuneStart(base[cut]) {
+			cut--
+		}
+		base = base[:cut]
+	}
+	return "." + base + ".tmp*"
 }
 
 // Commit renames every staged file over its target. Only a rename can

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +46,22 @@ func TestFailedWriteKeepsOldFile(t *testing.T) {
 		t.Errorf("file now %q, want the old content", got)
 	}
 	assertOnly(t, dir, "before.tcmcap")
+}
+
+// A name as long as a file name may be (255 bytes) can be written: its
+// temporary's name is cut, not the user's.
+func TestWriteLongestName(t *testing.T) {
+	for _, name := range []string{
+		strings.Repeat("a", 251) + ".bin",
+		strings.Repeat("é", 125) + ".tcm", // a cut must not split a character
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, name)
+		if err := Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil {
+			t.Fatalf("%d-byte name: %v", len(name), err)
+		}
+		assertOnly(t, dir, name)
+	}
 }
 
 func TestWriteIntoMissingDirSaysWhere(t *testing.T) {
