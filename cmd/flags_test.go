@@ -85,7 +85,7 @@ func TestPlanFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.capture != "run.tcmcap" || o.input.buildDir != "build" || o.budgetBytes != 32<<10 || o.layout != place.LayoutZephyr ||
+	if !reflect.DeepEqual(o.captures, []captureArg{{"run.tcmcap", 1}}) || o.input.buildDir != "build" || o.budgetBytes != 32<<10 || o.layout != place.LayoutZephyr ||
 		!reflect.DeepEqual(o.formats, []string{"zephyr", "json"}) || !reflect.DeepEqual(o.outputs, []string{"itcm.cmake", "plan.json"}) ||
 		!reflect.DeepEqual(o.excludes, []string{"z_impl_*", "net_*.c"}) || o.minSamples != place.DefaultMinSamples {
 		t.Errorf("%+v", o)
@@ -110,13 +110,15 @@ func TestPlanFlags(t *testing.T) {
 		{[]string{"c", "--budget", "12Q", "--format", "json", "-o", "a"}, "--budget"},
 		{[]string{"c", "--budget", "-4", "--format", "json", "-o", "a"}, "--budget"},
 		{[]string{"c", "--min-samples", "0", "--format", "json", "-o", "a"}, "--min-samples must be"},
-		{[]string{"--format", "json", "-o", "a"}, "accepts 1 arg"},
+		{[]string{"--format", "json", "-o", "a"}, "requires at least 1 arg"},
+		{[]string{"c:x", "--format", "json", "-o", "a"}, `c:x: the weight after the last colon, "x", is not a positive number`},
+		{[]string{"c:0", "--format", "json", "-o", "a"}, `c:0: the weight after the last colon, "0", is not a positive number`},
 	})
 }
 
 func TestListingFlags(t *testing.T) {
 	if o, err := parseFlags(newRankCmd, "--elf", "fw.elf", "c.tcmcap", "--top", "5", "--json"); err != nil ||
-		o.capture != "c.tcmcap" || o.input.elfPath != "fw.elf" || o.top != 5 || !o.json || o.minSamples != place.DefaultMinSamples {
+		!reflect.DeepEqual(o.captures, []captureArg{{"c.tcmcap", 1}}) || o.input.elfPath != "fw.elf" || o.top != 5 || !o.json || o.minSamples != place.DefaultMinSamples {
 		t.Errorf("rank: %+v, %v", o, err)
 	}
 	if o, err := parseFlags(newReportCmd, "--elf", "fw.elf", "c.tcmcap", "--icache-size", "16384", "--idle-func", "spin_*",

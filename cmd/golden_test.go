@@ -91,6 +91,13 @@ func TestGoldenOutputs(t *testing.T) {
 	unmapped := writeGroups(t, r.fw, out, "unmapped.tcmcap", profiletest.Group{N: 30, PC: r.fw.Entry(t, "fast_scale"), Thread: 1},
 		profiletest.Group{N: 70, PC: r.fw.Entry(t, "leaf_add"), Thread: 1})
 	remapped := []string{"--elf", r.fw.ELF, "--map", r.fw.MapPath, "--dts", filepath.Join("..", "profile", "testdata", "remapped.dts")}
+	// Two workloads of one image (issue 24 §5): an echo capture of 1,000
+	// samples and a bulk one of 3,000, mixed 3:1 by time, so echo's
+	// functions take 75 % of the mix whatever the captures' lengths.
+	echo := writeGroups(t, r.fw, out, "echo.tcmcap", profiletest.Group{N: 600, PC: r.fw.Entry(t, "hash_buf"), Thread: 1},
+		profiletest.Group{N: 400, PC: r.fw.Entry(t, "net_checksum"), Thread: 1})
+	bulk := writeGroups(t, r.fw, out, "bulk.tcmcap", profiletest.Group{N: 2000, PC: r.fw.Entry(t, "leaf_add"), Thread: 1},
+		profiletest.Group{N: 1000, PC: r.fw.Entry(t, "fast_scale"), Thread: 1})
 	for _, tc := range []struct {
 		golden string   // "": run the command for the files it writes
 		args   []string // the command line, or nil for a file an earlier one wrote
@@ -130,6 +137,8 @@ func TestGoldenOutputs(t *testing.T) {
 		{"plan-empty.txt", append([]string{"plan", empty}, build...), "", 1, true},
 		{"plan-outside.txt", append([]string{"plan", outside, "--format", "json", "-o", outFile("outside.json")}, build...), "", 1, true},
 		{"report-unmapped.txt", append([]string{"report", unmapped}, remapped...), "", 0, true},
+		{"report-mix.txt", append([]string{"report", echo + ":3", bulk + ":1"}, build...), "", 0, true},
+		{"plan-mix.txt", append([]string{"plan", echo + ":3", bulk + ":1", "--budget", "256", "--min-samples", "1"}, build...), "", 0, true},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var got []byte

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 
 	pprof "github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
@@ -149,10 +152,76 @@ func configBoard(path string) (string, error) {
 	return "", sc.Err()
 }
 
-// symbolize reads the capture at path against the ELF the flags name;
-// adjust, when set, may change the options first.
-func (o *inputOptions) symbolize(errw io.Writer, path string, adjust func(*profile.Options) error) (*profile.Symbolized, error) {
-	c, err := sample.ReadFile(path)
+// captureArg is a CAPTURE argument: a file, and with several, the share
+// of the time its workload takes ("echo.tcmcap:3 bulk.tcmcap:1").
+type captureArg struct {
+	path   string
+	weight float64
+}
+
+// parseCaptureArgs reads CAPTURE[:WEIGHT] arguments. An argument that
+// names a file is that file, colon or not.
+func parseCaptureArgs(args []string) ([]captureArg, error) {
+	var out []captureArg
+	for _, a := range args {
+		arg := captureArg{path: a, weight: 1}
+		if i := strings.LastIndexByte(a, ':'); i > 0 {
+			if _, err := os.Stat(a); err != nil {
+				w, perr := strconv.ParseFloat(a[i+1:], 64)
+				if perr != nil || !(w > 0) || math.IsInf(w, 0) {
+					return nil, fmt.Errorf("%s: the weight after the last colon, %q, is not a positive number (CAPTURE:WEIGHT, e.g. echo.tcmcap:3)", a, a[i+1:])
+				}
+				arg = captureArg{path: a[:i], weight: w}
+			}
+		}
+		out = append(out, arg)
+	}
+	return out, nil
+}
+
+// captureFiles names the capture files for checkOutputs.
+func captureFiles(args []captureArg) []namedFile {
+	var fs []namedFile
+	for _, a := range args {
+		fs = append(fs, namedFile{"the capture", a.path})
+	}
+	return fs
+}
+
+// readMix reads the captures and, when there are several, mixes them by
+// their weights (sample.Mix), saying so on errw.
+func readMix(errw io.Writer, args []captureArg) (*sample.Capture, string, error) {
+	var parts []sample.Part
+	for _, a := range args {
+		c, err := sample.ReadFile(a.path)
+		if err != nil {
+			return nil, "", err
+		}
+		if g := c.Gaps(); g != nil && len(args) > 1 {
+			fmt.Fprintf(errw, "tcmprof: warning: %s: %s\n", a.path, g)
+		}
+		parts = append(parts, sample.Part{Name: a.path, Capture: c, Weight: a.weight})
+	}
+	c, err := sample.Mix(parts)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(parts) == 1 {
+		return c, args[0].path, nil
+	}
+	var desc []string
+	for _, p := range parts {
+		desc = append(desc, fmt.Sprintf("%s:%g (%d records)", p.Name, p.Weight, len(p.Capture.Records)))
+	}
+	fmt.Fprintf(errw, "tcmprof: a mix of %d captures by the share of time each workload takes, %s: its intervals count repeated records as samples and are too narrow\n",
+		len(parts), strings.Join(desc, ", "))
+	return c, "the mix", nil
+}
+
+// symbolize reads the captures (one, or several to mix) against the ELF
+// the flags name; adjust, when set, may change the options first.
+func (o *inputOptions) symbolize(errw io.Writer, args []captureArg, adjust func(*profile.Options) error) (*profile.Symbolized, error) {
+	c, path, err := readMix(errw, args)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +285,7 @@ func (o *inputOptions) loadProfile(s Streams, path string) (p *pprof.Profile, sy
 		p, err = profile.ReadFile(path)
 		return p, nil, err
 	}
-	if sym, err = o.symbolize(s.Err, path, nil); err != nil {
+	if sym, err = o.symbolize(s.Err, []captureArg{{path: path, weight: 1}}, nil); err != nil {
 		return nil, nil, err
 	}
 	p, err = sym.Profile()
@@ -225,12 +294,12 @@ func (o *inputOptions) loadProfile(s Streams, path string) (p *pprof.Profile, sy
 
 // placeInput reads the capture against its build as report does and fills
 // the planner's input from the same build (see place.FromImage).
-func (o *inputOptions) placeInput(s Streams, capture string) (*place.Input, *profile.Symbolized, error) {
+func (o *inputOptions) placeInput(s Streams, captures []captureArg) (*place.Input, *profile.Symbolized, error) {
 	src, err := o.sources()
 	if err != nil {
 		return nil, nil, err
 	}
-	sym, err := o.symbolize(s.Err, capture, nil)
+	sym, err := o.symbolize(s.Err, captures, nil)
 	if err != nil {
 		return nil, nil, err
 	}

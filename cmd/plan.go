@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tcmprof/tcmprof/internal/atomicfile"
+	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/sample"
@@ -22,7 +23,7 @@ import (
 )
 
 type planOptions struct {
-	capture    string
+	captures   []captureArg
 	input      inputOptions
 	budget     string
 	excludes   []string
@@ -51,7 +52,7 @@ const (
 func newPlanCmd(s Streams, runF func(*planOptions, Streams) error) *cobra.Command {
 	o := &planOptions{}
 	c := &cobra.Command{
-		Use:   "plan (--elf FILE | --build-dir DIR) CAPTURE [flags]",
+		Use:   "plan (--elf FILE | --build-dir DIR) CAPTURE[:WEIGHT]... [flags]",
 		Short: "Plan which functions to move into ITCM under a byte budget",
 		Long: `plan chooses the functions to move into ITCM within --budget bytes of ITCM,
 counting what each choice really costs there: alignment padding as GNU ld
@@ -112,7 +113,12 @@ the default is all the ITCM the image leaves free. A budget that fits no
 candidate function is refused, naming the smallest one.
 
 The map file must come from the link that wrote the ELF: another build's
-map (the relinked image's, say) is refused.`,
+map (the relinked image's, say) is refused.
+
+Several captures of one image, each of a workload, mix by the share of the
+time each takes: CAPTURE:WEIGHT, e.g. echo.tcmcap:3 bulk.tcmcap:1 (a capture
+without a weight weighs 1). The plan then also says what share of each
+workload's busy samples it moves.`,
 		Example: `  tcmprof plan --build-dir build before.tcmcap --budget 32K \
       --format zephyr -o itcm.cmake --format json -o plan.json
   tcmprof plan --elf demo.elf --map demo.map --board qemu-demo run.tcmcap \
@@ -120,9 +126,12 @@ map (the relinked image's, say) is refused.`,
   tcmprof plan --build-dir build before.tcmcap \
       --exclude 'z_impl_*' --exclude 'net_*.c' --format list -o plan.txt \
       --svg curve.svg`,
-		Args: withUsage(cobra.ExactArgs(1)),
+		Args: withUsage(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.capture = args[0]
+			var err error
+			if o.captures, err = parseCaptureArgs(args); err != nil {
+				return err
+			}
 			return runCommand(o, s, runF, runPlan)
 		},
 	}
@@ -191,7 +200,7 @@ func runPlan(o *planOptions, s Streams) error {
 		}
 		return fmt.Errorf("plan needs the link map (input sections and objects): %s", where)
 	}
-	in, sym, err := o.input.placeInput(s, o.capture)
+	in, sym, err := o.input.placeInput(s, o.captures)
 	if err != nil {
 		return err
 	}
@@ -266,7 +275,51 @@ func runPlan(o *planOptions, s Streams) error {
 			}
 		}
 	}
-	return place.WriteSummary(summary, plan)
+	if err := place.WriteSummary(summary, plan); err != nil {
+		return err
+	}
+	if len(o.captures) > 1 {
+		return o.writeWorkloadGains(summary, plan)
+	}
+	return nil
+}
+
+// writeWorkloadGains says, for each capture of a mix, what share of its
+// own busy samples the plan moves into ITCM: what each workload gains.
+func (o *planOptions) writeWorkloadGains(w io.Writer, plan *place.Plan) error {
+	fmt.Fprintln(w, "\nby workload (busy samples of each capture in the planned functions):")
+	for _, a := range o.captures {
+		sym, err := o.input.symbolize(io.Discard, []captureArg{a}, nil)
+		if err != nil {
+			return err
+		}
+		busy, moved := 0, 0
+		for _, st := range sym.Stacks {
+			if st.Idle {
+				continue
+			}
+			busy += st.Count
+			if plannedAt(plan, st.PC.Addr) {
+				moved += st.Count
+			}
+		}
+		share := 0.0
+		if busy > 0 {
+			share = float64(moved) / float64(busy)
+		}
+		fmt.Fprintf(w, "  %7s of %6d  %s  weight %g\n", wording.Percent(share), busy, a.path, a.weight)
+	}
+	return nil
+}
+
+// plannedAt reports whether addr lies in a function the plan moves.
+func plannedAt(plan *place.Plan, addr uint32) bool {
+	for _, e := range plan.Entries {
+		if addr >= e.Addr && addr-e.Addr < e.Size {
+			return true
+		}
+	}
+	return false
 }
 
 // checkOutputs refuses outputs that would overwrite an input: every -o,
@@ -280,7 +333,7 @@ func (o *planOptions) checkOutputs(src sources) error {
 		}
 	}
 	outputs = append(outputs, namedFile{"--svg", o.svg})
-	inputs := append(src.files(), namedFile{"the capture", o.capture}, namedFile{"--sim-json", o.simJSON})
+	inputs := append(append(src.files(), captureFiles(o.captures)...), namedFile{"--sim-json", o.simJSON})
 	return checkOutputs(outputs, inputs)
 }
 

@@ -10,15 +10,15 @@ import (
 )
 
 type profileOptions struct {
-	capture string
-	input   inputOptions
-	out     string
+	captures []captureArg
+	input    inputOptions
+	out      string
 }
 
 func newProfileCmd(s Streams, runF func(*profileOptions, Streams) error) *cobra.Command {
 	o := &profileOptions{}
 	c := &cobra.Command{
-		Use:   "profile (--elf FILE | --build-dir DIR) CAPTURE -o OUT.pb.gz",
+		Use:   "profile (--elf FILE | --build-dir DIR) CAPTURE... -o OUT.pb.gz",
 		Short: "Symbolize a capture into a pprof profile",
 		Long: `profile reads a capture against the ELF it was taken from and writes a
 pprof profile: sample types samples/count and cpu/nanoseconds, inline frames,
@@ -26,14 +26,21 @@ callers from LR where LR is provably the caller, and the labels region,
 library (with a map file), context, thread and state (busy/idle).
 
 The capture's build-id must match the ELF's (--force overrides). Read the
-result with "go tool pprof" or "tcmprof view".`,
+result with "go tool pprof" or "tcmprof view".
+
+Several captures of one image, each of a workload, mix by the share of the
+time each takes: CAPTURE:WEIGHT, e.g. echo.tcmcap:3 bulk.tcmcap:1 (a capture
+without a weight weighs 1).`,
 		Example: `  tcmprof profile --build-dir build before.tcmcap -o before.pb.gz
   tcmprof profile --elf zephyr.elf --map zephyr.map --board teensy41 \
       run.tcmcap -o run.pb.gz
   go tool pprof -top -tagfocus=state=busy before.pb.gz`,
-		Args: withUsage(cobra.ExactArgs(1)),
+		Args: withUsage(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.capture = args[0]
+			var err error
+			if o.captures, err = parseCaptureArgs(args); err != nil {
+				return err
+			}
 			return runCommand(o, s, runF, runProfile)
 		},
 	}
@@ -54,10 +61,10 @@ func runProfile(o *profileOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]namedFile{{"-o", o.out}}, append(src.files(), namedFile{"the capture", o.capture})); err != nil {
+	if err := checkOutputs([]namedFile{{"-o", o.out}}, append(src.files(), captureFiles(o.captures)...)); err != nil {
 		return err
 	}
-	sym, err := o.input.symbolize(s.Err, o.capture, nil)
+	sym, err := o.input.symbolize(s.Err, o.captures, nil)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 type rankOptions struct {
-	capture string
-	input   inputOptions
+	captures []captureArg
+	input    inputOptions
 	tableFlags
 	minSamples int
 }
@@ -20,7 +20,7 @@ type rankOptions struct {
 func newRankCmd(s Streams, runF func(*rankOptions, Streams) error) *cobra.Command {
 	o := &rankOptions{}
 	c := &cobra.Command{
-		Use:   "rank (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE",
+		Use:   "rank (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE...",
 		Short: "Rank functions by busy samples per byte, the ITCM placement key",
 		Long: `rank lists the functions that have busy samples, densest first (busy samples
 per byte of code): samples, share of busy samples with its 95 % Wilson
@@ -28,13 +28,20 @@ interval, size (the input section's, which is what moves), samples per byte,
 memory region and library. Functions with fewer than --min-samples samples are
 listed but marked: their density is mostly noise, and plan leaves them out.
 
-Samples are classified busy or idle exactly as by "tcmprof report".`,
+Samples are classified busy or idle exactly as by "tcmprof report".
+
+Several captures of one image, each of a workload, mix by the share of the
+time each takes: CAPTURE:WEIGHT, e.g. echo.tcmcap:3 bulk.tcmcap:1 (a capture
+without a weight weighs 1).`,
 		Example: `  tcmprof rank --build-dir build before.tcmcap
   tcmprof rank --elf zephyr.elf --map zephyr.map before.tcmcap --top 20
   tcmprof rank --build-dir build before.tcmcap --json > rank.json`,
-		Args: withUsage(cobra.ExactArgs(1)),
+		Args: withUsage(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.capture = args[0]
+			var err error
+			if o.captures, err = parseCaptureArgs(args); err != nil {
+				return err
+			}
 			return runCommand(o, s, runF, runRank)
 		},
 	}
@@ -52,7 +59,7 @@ func (o *rankOptions) validate() error {
 }
 
 func runRank(o *rankOptions, s Streams) error {
-	in, _, err := o.input.placeInput(s, o.capture)
+	in, _, err := o.input.placeInput(s, o.captures)
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,8 @@ import (
 )
 
 type reportOptions struct {
-	capture string
-	input   inputOptions
+	captures []captureArg
+	input    inputOptions
 	tableFlags
 	icache cacheFlags
 }
@@ -45,19 +45,26 @@ func (f *cacheFlags) apply(opts *profile.Options) error {
 func newReportCmd(s Streams, runF func(*reportOptions, Streams) error) *cobra.Command {
 	o := &reportOptions{}
 	c := &cobra.Command{
-		Use:   "report (--elf FILE | --build-dir DIR) CAPTURE",
+		Use:   "report (--elf FILE | --build-dir DIR) CAPTURE[:WEIGHT]...",
 		Short: "Busy/idle, busy share per region, library, function; I-cache use",
 		Long: `report prints what a capture says about where the time goes: total, busy and
 idle samples; the busy share per memory region, per library (with a map file)
 and per function, with samples per byte and 95 % Wilson intervals; and the
 I-cache footprint of the busy samples in flash (distinct lines against the
-cache size, and sets that hold more lines than ways).`,
+cache size, and sets that hold more lines than ways).
+
+Several captures of one image, each of a workload, mix by the share of the
+time each takes: CAPTURE:WEIGHT, e.g. echo.tcmcap:3 bulk.tcmcap:1 (a capture
+without a weight weighs 1).`,
 		Example: `  tcmprof report --build-dir build before.tcmcap
   tcmprof report --elf zephyr.elf --map zephyr.map before.tcmcap --top 20
   tcmprof report --build-dir build before.tcmcap --json > before.json`,
-		Args: withUsage(cobra.ExactArgs(1)),
+		Args: withUsage(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.capture = args[0]
+			var err error
+			if o.captures, err = parseCaptureArgs(args); err != nil {
+				return err
+			}
 			return runCommand(o, s, runF, runReport)
 		},
 	}
@@ -68,7 +75,7 @@ cache size, and sets that hold more lines than ways).`,
 }
 
 func runReport(o *reportOptions, s Streams) error {
-	sym, err := o.input.symbolize(s.Err, o.capture, o.icache.apply)
+	sym, err := o.input.symbolize(s.Err, o.captures, o.icache.apply)
 	if err != nil {
 		return err
 	}
