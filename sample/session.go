@@ -465,7 +465,15 @@ func (s *Session) Start(ctx context.Context, st Start) error {
 	if h.State != StateIdle {
 		return fmt.Errorf("the sampler is %v with %d records of an earlier %v run; drain them with --attach first", h.State, h.Stored-h.HeldFrom, h.Mode)
 	}
+	// A 1.2 device codes records the 1.2 way when asked; an older one
+	// ignores the byte. A stream's first DATA may come before any HEADER,
+	// so the decoder is told which to expect now.
+	st.Coding = CodingV10
+	if h.ProtoMinor >= 2 {
+		st.Coding = CodingV12
+	}
 	s.dec.SetFields(st.Fields)
+	s.dec.SetCoding(st.Coding)
 	_, err = s.command(ctx, &st, func(f Frame, attempt int) (bool, error) {
 		r, ok := replyTo(TypeStart, f)
 		switch {
@@ -624,7 +632,7 @@ func (s *Session) Drain(ctx context.Context, h *Header) (*Capture, error) {
 	s.set = newRecordSet(want)
 	s.threads = nil
 	s.header = h
-	s.dec.SetFields(h.Fields)
+	s.dec.Follow(h)
 	return s.fetch(ctx, want, false)
 }
 
@@ -655,7 +663,7 @@ func (s *Session) Resume(ctx context.Context, c *Capture) (*Capture, error) {
 	}
 	s.threads = c.Threads
 	s.header = h
-	s.dec.SetFields(h.Fields)
+	s.dec.Follow(h)
 	s.retries, s.rereqs, s.rerecs = c.Stats.Retries, c.Stats.Rerequests, c.Stats.Rerequested
 	out, err := s.fetch(ctx, want, true)
 	if out != nil {
@@ -900,7 +908,7 @@ func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, m
 		s.set = newRecordSet(Range{h.HeldFrom, h.HeldFrom})
 		s.set.grow = true
 	}
-	s.dec.SetFields(h.Fields)
+	s.dec.Follow(h)
 	s.streaming.Store(true)
 	defer s.streaming.Store(false)
 	final := *h
