@@ -128,7 +128,7 @@ func agree(cands []suffix) suffix {
 	cut := len(long.frames)
 	for _, c := range cands {
 		for i := 0; i < min(len(c.frames), cut); i++ {
-			if c.frames[i] != long.frames[i] {
+			if !sameFrame(c.frames[i], long.frames[i]) {
 				cut = i
 				break
 			}
@@ -138,4 +138,11 @@ func agree(cands []suffix) suffix {
 		return suffix{long.frames[:cut:cut], StopDepth}
 	}
 	return long
+}
+
+// sameFrame compares two frames as stacks: where their return addresses
+// were read does not matter.
+func sameFrame(a, b UnwoundFrame) bool {
+	a.Root, b.Root = false, false
+	return a == b
 }
