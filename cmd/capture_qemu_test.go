@@ -190,15 +190,20 @@ func checkPCsWithAddr2line(t *testing.T, elfPath string, recs []sample.Record) {
 
 // BenchmarkCaptureQEMU drains full snapshot buffers from the demo firmware
 // in QEMU: 16,384 PC records, or 8,192 PC+LR records (the buffer holds 16,384
-// words). The time is the drain only. QEMU's UART is no real link: the
-// firmware writes it byte by byte and QEMU passes the bytes to the pty at
-// once, so the time measures the emulated firmware and the host, not USB;
-// the bytes per sample are what a real link carries. The demo's testbench
-// (the code that plays the PC and the network, elf.KindTestbench) runs on
-// the same core 8 MB above the firmware's code, so every step between the
-// two costs a long PC delta that a board, which runs no testbench, never
-// sends: firmware-wire-bytes/sample is the drained records without the
-// testbench's, framed again as the device frames them.
+// words), and streams 2,000 records with stacks (PC, LR, EXC, THREAD, K =
+// 32 stack words, at 2 kHz, as TestStackProfileOnQEMUDemo does). The time
+// is the drain only (the stream's is its sampling time). QEMU's UART is no
+// real link: the firmware writes it byte by byte and QEMU passes the bytes
+// to the pty at once, so the time measures the emulated firmware and the
+// host, not USB; the bytes per sample are what a real link carries. The
+// demo's testbench (the code that plays the PC and the network,
+// elf.KindTestbench) runs on the same core 8 MB above the firmware's code,
+// so every step between the two costs a long PC delta that a board, which
+// runs no testbench, never sends: firmware-wire-bytes/sample is the
+// drained records without the testbench's, framed again as the device
+// frames them. The same records framed in the record coding of protocol
+// 1.0 give the *-v1.0 figures: the two codings compared on one set of
+// samples, whatever the workload did in this run.
 func BenchmarkCaptureQEMU(b *testing.B) {
 	if err := qemu.Available(); err != nil {
 		b.Skip(err)
@@ -223,55 +228,85 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, fields := range []sample.Fields{sample.FieldPC, sample.FieldPC | sample.FieldLR} {
+	stack := sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack
+	for _, fields := range []sample.Fields{sample.FieldPC, sample.FieldPC | sample.FieldLR, stack} {
 		b.Run(fields.String(), func(b *testing.B) {
-			var bytes, records, fwBytes, fwRecords uint64
+			var bytes, records uint64
+			var fw, all [2]struct{ bytes, records uint64 }
 			for b.Loop() {
-				b.StopTimer()
-				if err := s.Start(ctx, sample.Start{RateHz: 20000, Fields: fields}); err != nil {
-					b.Fatal(err)
-				}
-				var h *sample.Header
-				for h == nil || h.State != sample.StateHolding {
-					time.Sleep(10 * time.Millisecond)
-					if h, err = s.Status(ctx); err != nil {
-						b.Fatal(err)
-					}
-				}
+				var c *sample.Capture
 				before := s.Stats().Bytes
-				b.StartTimer()
-				c, err := s.Drain(ctx, h)
-				if err == nil {
-					err = s.Done(ctx)
+				if fields&sample.FieldStack != 0 {
+					// Streamed: a snapshot holds only 431 stacks.
+					c, err = s.Stream(ctx, sample.Start{RateHz: 2000, JitterPct: 25, Fields: fields, Count: 2000}, 0, nil)
+				} else {
+					c, err = drainSnapshot(b, ctx, s, fields)
 				}
 				if err != nil {
 					b.Fatal(err)
 				}
+				if c.Header.Coding != sample.CodingV12 {
+					b.Fatalf("the firmware codes records in %v, want 1.2", c.Header.Coding)
+				}
 				bytes += c.Stats.Bytes - before
 				records += uint64(len(c.Records))
-				n, recs := firmwareWireBytes(b, board, fields, c.Records)
-				fwBytes += n
-				fwRecords += recs
+				for i, coding := range []sample.Coding{sample.CodingV12, sample.CodingV10} {
+					n, recs := wireBytes(b, fields, coding, firmwareRecords(board, c.Records))
+					fw[i].bytes += n
+					fw[i].records += recs
+					n, recs = wireBytes(b, fields, coding, c.Records)
+					all[i].bytes += n
+					all[i].records += recs
+				}
 			}
 			b.ReportMetric(float64(bytes)/float64(records), "wire-bytes/sample")
-			b.ReportMetric(float64(fwBytes)/float64(fwRecords), "firmware-wire-bytes/sample")
-			b.ReportMetric(float64(records)/float64(b.N), "records/drain")
+			b.ReportMetric(float64(all[1].bytes)/float64(all[1].records), "wire-bytes-v1.0/sample")
+			b.ReportMetric(float64(fw[0].bytes)/float64(fw[0].records), "firmware-wire-bytes/sample")
+			b.ReportMetric(float64(fw[1].bytes)/float64(fw[1].records), "firmware-wire-bytes-v1.0/sample")
+			b.ReportMetric(float64(records)/float64(b.N), "records/run")
 		})
 	}
 }
 
-// firmwareWireBytes frames the records of recs outside the board's
-// testbench as the device would send them (sample.FillData, one DATA frame
-// after another) and returns their bytes on the wire and their count.
-func firmwareWireBytes(b *testing.B, board *elf.Board, fields sample.Fields, recs []sample.Record) (bytes, records uint64) {
+// drainSnapshot takes a full snapshot and drains it.
+func drainSnapshot(b *testing.B, ctx context.Context, s *sample.Session, fields sample.Fields) (*sample.Capture, error) {
+	b.StopTimer()
+	if err := s.Start(ctx, sample.Start{RateHz: 20000, Fields: fields}); err != nil {
+		return nil, err
+	}
+	var h *sample.Header
+	var err error
+	for h == nil || h.State != sample.StateHolding {
+		time.Sleep(10 * time.Millisecond)
+		if h, err = s.Status(ctx); err != nil {
+			return nil, err
+		}
+	}
+	b.StartTimer()
+	c, err := s.Drain(ctx, h)
+	if err == nil {
+		err = s.Done(ctx)
+	}
+	return c, err
+}
+
+// firmwareRecords are the records of recs outside the board's testbench.
+func firmwareRecords(board *elf.Board, recs []sample.Record) []sample.Record {
 	var firmware []sample.Record
 	for _, r := range recs {
 		if kind, _ := board.Classify(r.PC, nil); kind != elf.KindTestbench {
 			firmware = append(firmware, r)
 		}
 	}
-	for first := 0; first < len(firmware); {
-		d := sample.FillData(uint32(first), fields, firmware[first:])
+	return firmware
+}
+
+// wireBytes frames recs as the device would send them in coding
+// (sample.FillData, one DATA frame after another) and returns their bytes
+// on the wire and their count.
+func wireBytes(b *testing.B, fields sample.Fields, coding sample.Coding, recs []sample.Record) (bytes, records uint64) {
+	for first := 0; first < len(recs); {
+		d := sample.FillData(uint32(first), fields, coding, recs[first:])
 		frame, err := sample.EncodeFrame(d)
 		if err != nil {
 			b.Fatal(err)
@@ -279,5 +314,5 @@ func firmwareWireBytes(b *testing.B, board *elf.Board, fields sample.Fields, rec
 		bytes += uint64(len(frame))
 		first += len(d.Records)
 	}
-	return bytes, uint64(len(firmware))
+	return bytes, uint64(len(recs))
 }

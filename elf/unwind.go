@@ -19,17 +19,40 @@ type StackSnapshot struct {
 	// AtTop says the words end at the top of the stack (the copy stopped
 	// there, not at its limit): nothing lies above them.
 	AtTop bool
+	// Root, when not empty, are the words just below Top, the top of the
+	// thread's stack, read at another moment than the sample: the frames
+	// that live as long as the thread (its entry function's saved
+	// registers, the kernel's entry trampoline) do not change, so they
+	// continue an unwind that Words cannot carry past a large frame.
+	// Where Words and Root overlap, Words is read.
+	Root []uint32
+	Top  uint32
 }
 
 // end is the address just past the snapshot's words.
 func (s *StackSnapshot) end() uint64 { return uint64(s.SP) + 4*uint64(len(s.Words)) }
 
-// word is the snapshot's word at addr, when it holds that address.
+// rootStart is the address of Root's first word.
+func (s *StackSnapshot) rootStart() uint64 { return uint64(s.Top) - 4*uint64(len(s.Root)) }
+
+// word is the snapshot's word at addr, when it holds that address, and
+// whether it came from Root.
 func (s *StackSnapshot) word(addr uint64) (uint32, bool) {
-	if addr < uint64(s.SP) || addr+4 > s.end() || addr%4 != 0 {
-		return 0, false
+	v, ok, _ := s.wordFrom(addr)
+	return v, ok
+}
+
+func (s *StackSnapshot) wordFrom(addr uint64) (v uint32, ok, root bool) {
+	if addr%4 != 0 {
+		return 0, false, false
 	}
-	return s.Words[(addr-uint64(s.SP))/4], true
+	if addr >= uint64(s.SP) && addr+4 <= s.end() {
+		return s.Words[(addr-uint64(s.SP))/4], true, false
+	}
+	if len(s.Root) > 0 && addr >= s.rootStart() && addr+4 <= uint64(s.Top) {
+		return s.Root[(addr-s.rootStart())/4], true, true
+	}
+	return 0, false, false
 }
 
 // UnwoundFrame is one frame of an unwound stack.
@@ -44,6 +67,9 @@ type UnwoundFrame struct {
 	// Interrupted says an exception entered above this frame: PC is the
 	// interrupted instruction, not a call.
 	Interrupted bool
+	// Root says the frame's return address was read from the snapshot's
+	// Root words (another moment's), not from the sample's own.
+	Root bool
 	// TailCall says the stack holds no frame of this function: it ended by
 	// branching to the function below it (a tail call), whose return goes
 	// to this function's caller. The unwinder puts it back when the call
@@ -267,7 +293,7 @@ func (u *Unwinder) Unwind(s StackSnapshot) (frames []UnwoundFrame, stop UnwindSt
 			return frames, StopMaxFrames
 		}
 		cur := frames[len(frames)-1]
-		if len(frames) > 1 && s.AtTop && uint64(cur.SP) == s.end() {
+		if len(frames) > 1 && (s.AtTop && uint64(cur.SP) == s.end() || len(s.Root) > 0 && cur.SP == s.Top) {
 			return frames, StopOutermost // nothing above this frame
 		}
 		next, nextRegs, stop, ok := u.step(&s, cur, &regs)
@@ -370,19 +396,23 @@ func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (Un
 	// The caller's registers: callee-saved ones restored from the stack,
 	// the rest as they are (the ABI's "same value" default).
 	next := *regs
+	fromRoot := false
 	for reg, rule := range fc.Regs {
 		if reg > regPC {
 			continue
 		}
 		switch rule.Rule {
 		case frame.RuleOffset:
-			v, ok := s.word(uint64(cfa + rule.Offset))
+			v, ok, root := s.wordFrom(uint64(cfa + rule.Offset))
 			if !ok {
 				if reg == fc.RetAddrReg {
 					return none, *regs, StopDepth, false
 				}
 				next.known[reg] = false // saved above the snapshot
 				continue
+			}
+			if reg == fc.RetAddrReg {
+				fromRoot = root
 			}
 			next.set(int(reg), v)
 		case frame.RuleValOffset:
@@ -419,7 +449,7 @@ func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (Un
 		return none, *regs, StopNotACall, false
 	}
 	next.set(regPC, site)
-	return UnwoundFrame{PC: site, SP: uint32(cfa)}, next, 0, true
+	return UnwoundFrame{PC: site, SP: uint32(cfa), Root: fromRoot}, next, 0, true
 }
 
 // frameRules are the CFI rules in force at pc. A GNU ld long-branch veneer

@@ -22,6 +22,11 @@ const (
 	LabelContext = "context" // "thread", "irq N" or a system exception name
 	LabelThread  = "thread"  // name from the capture's thread table
 	LabelState   = "state"   // "busy" or "idle" under the idle rules
+	// LabelCompleted (a numeric label, frames) is on the samples whose
+	// outermost callers were completed from other samples of the thread
+	// rather than unwound from their own stack snapshot: how many of the
+	// locations, counted from the root, came that way.
+	LabelCompleted = "completed_frames"
 )
 
 // SamplePeriod is the mean time between samples in nanoseconds, from the
@@ -42,7 +47,7 @@ func SamplePeriod(h *sample.Header) int64 {
 // PC and its callers (the unwound stack, or the caller LR returns to where
 // LR was accepted), each caller's location being the call instruction so
 // pprof shows the calling line. Labels: region, library, context, thread,
-// state.
+// state, and completed_frames where callers came from other samples.
 func (s *Symbolized) Profile() (*pprof.Profile, error) {
 	h := &s.Capture.Header
 	period := SamplePeriod(h)
@@ -87,7 +92,12 @@ func (s *Symbolized) Profile() (*pprof.Profile, error) {
 		if period > 0 {
 			v = append(v, int64(st.Count)*period)
 		}
-		p.Sample = append(p.Sample, &pprof.Sample{Location: locs, Value: v, Label: labels})
+		smp := &pprof.Sample{Location: locs, Value: v, Label: labels}
+		if st.Completed > 0 {
+			smp.NumLabel = map[string][]int64{LabelCompleted: {int64(st.Completed)}}
+			smp.NumUnit = map[string][]string{LabelCompleted: {"frames"}}
+		}
+		p.Sample = append(p.Sample, smp)
 	}
 	p.Comments = append(p.Comments, s.comments()...)
 	if err := p.CheckValid(); err != nil {

@@ -173,6 +173,8 @@ func WriteJSON(w io.Writer, a *Analysis) error {
 	type unwind struct {
 		Records        int            `json:"records"`
 		Complete       int            `json:"complete"`
+		Completed      int            `json:"completed"`
+		CompletedFrame int            `json:"completed_frames"`
 		TruncatedDepth int            `json:"truncated_by_depth"`
 		Truncated      int            `json:"truncated_other"`
 		Failed         int            `json:"failed"`
@@ -205,7 +207,7 @@ func WriteJSON(w io.Writer, a *Analysis) error {
 		doc.LR = &lr{a.LR.Records, a.LR.Accepted(), a.LR.ByCFI, a.LR.ByCallTarget, a.LR.ExcReturn, a.LR.NoCall, a.LR.Stale}
 	}
 	if u := a.Unwind; u.Records > 0 {
-		doc.Unwind = &unwind{u.Records, u.Complete, u.TruncatedDepth, u.Truncated, u.Failed, u.FallbackLR, u.Frames, map[string]int{}}
+		doc.Unwind = &unwind{u.Records, u.Complete, u.Completed, u.CompletedFrames, u.TruncatedDepth, u.Truncated, u.Failed, u.FallbackLR, u.Frames, map[string]int{}}
 		for s, n := range u.ByStop {
 			doc.Unwind.ByStop[s.String()] = n
 		}

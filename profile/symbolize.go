@@ -62,10 +62,14 @@ type Stack struct {
 	// and interrupted PCs of UnwoundFrame), else at most the call LR
 	// returns to, when LR was accepted as the PC's caller (see LRStats).
 	Callers []*Site
-	Exc     uint16
-	Thread  uint32
-	Idle    bool
-	Count   int
+	// Completed is how many of the outermost Callers were not in the
+	// records' own snapshots but completed from other records of the
+	// thread that share the frame below them (elf.CompleteStacks).
+	Completed int
+	Exc       uint16
+	Thread    uint32
+	Idle      bool
+	Count     int
 }
 
 // UnwindStats says how far the stacks of a capture with the STACK field
@@ -73,8 +77,12 @@ type Stack struct {
 type UnwindStats struct {
 	Records int // records with a stack snapshot
 	// Complete: unwound to the outermost frame, or to the entry of the
-	// exception that interrupted another stack's code.
-	Complete int
+	// exception that interrupted another stack's code; Completed of them
+	// only with frames from other records (elf.CompleteStacks).
+	Complete, Completed int
+	// CompletedFrames counts the frames completion added, to stacks that
+	// reached their root and to those still truncated.
+	CompletedFrames int
 	// TruncatedDepth: a caller's saved registers lay above the snapshot.
 	TruncatedDepth int
 	// Truncated: stopped past the first frame at code without CFI, a return
@@ -94,15 +102,21 @@ func (u UnwindStats) String() string {
 		return "no stacks"
 	}
 	p := func(n int) string { return wording.Percent(float64(n) / float64(u.Records)) }
-	return fmt.Sprintf("%d stacks, %.1f frames on average: %d complete (%s), %d truncated by the snapshot's depth (%s), %d truncated by code the unwinder cannot pass (%s), %d failed at the first frame (%s; the validated LR stood in for %d)",
-		u.Records, float64(u.Frames)/float64(u.Records), u.Complete, p(u.Complete), u.TruncatedDepth, p(u.TruncatedDepth),
+	return fmt.Sprintf("%d stacks, %.1f frames on average (%.1f completed from other samples): %d complete (%s; %d of them by completion), %d truncated by the snapshot's depth (%s), %d truncated by code the unwinder cannot pass (%s), %d failed at the first frame (%s; the validated LR stood in for %d)",
+		u.Records, float64(u.Frames)/float64(u.Records), float64(u.CompletedFrames)/float64(u.Records),
+		u.Complete, p(u.Complete), u.Completed, u.TruncatedDepth, p(u.TruncatedDepth),
 		u.Truncated, p(u.Truncated), u.Failed, p(u.Failed), u.FallbackLR)
 }
 
-// count adds one unwind of frames frames that ended at stop.
-func (u *UnwindStats) count(frames int, stop elf.UnwindStop) {
+// count adds one unwind of frames frames, completed of them from other
+// records, that ended at stop.
+func (u *UnwindStats) count(frames, completed int, stop elf.UnwindStop) {
 	u.Records++
 	u.Frames += frames
+	u.CompletedFrames += completed
+	if completed > 0 && stop.Complete() {
+		u.Completed++
+	}
 	if u.ByStop == nil {
 		u.ByStop = map[elf.UnwindStop]int{}
 	}
@@ -184,20 +198,27 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 		return nil, err
 	}
 	type key struct {
-		callers string // the callers' addresses, 4 bytes each
-		pc      uint32
-		exc     uint16
-		thread  uint32
+		callers   string // the callers' addresses, 4 bytes each
+		completed int
+		pc        uint32
+		exc       uint16
+		thread    uint32
 	}
 	counts := make(map[key]int)
+	unwound := r.unwindAll()
 	for i := range c.Records {
 		rec := &c.Records[i]
-		k := key{pc: rec.PC, exc: rec.Exc, thread: rec.Thread, callers: addrKey(r.callers(rec))}
+		var u *elf.UnwoundStack
+		if unwound != nil {
+			u = &unwound[i]
+		}
+		callers, completed := r.callers(rec, u)
+		k := key{pc: rec.PC, exc: rec.Exc, thread: rec.Thread, callers: addrKey(callers), completed: completed}
 		counts[k]++
 	}
 	s.Stacks = make([]Stack, 0, len(counts))
 	for k, n := range counts {
-		st := Stack{PC: sites.At(k.pc), Exc: k.exc, Thread: k.thread, Count: n}
+		st := Stack{PC: sites.At(k.pc), Exc: k.exc, Thread: k.thread, Count: n, Completed: k.completed}
 		for _, a := range keyAddrs(k.callers) {
 			st.Callers = append(st.Callers, sites.At(a))
 		}
@@ -215,7 +236,10 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 		if a.Exc != b.Exc {
 			return a.Exc < b.Exc
 		}
-		return a.Thread < b.Thread
+		if a.Thread != b.Thread {
+			return a.Thread < b.Thread
+		}
+		return a.Completed < b.Completed
 	})
 	s.Warnings = append(s.Warnings, s.coverageWarnings()...)
 	return s, nil
@@ -282,32 +306,51 @@ func (r *resolver) loadCFI() error {
 	return nil
 }
 
-// callers are rec's frames above its PC: the unwound stack when the record
-// has one and it passes the first frame, else the accepted LR caller.
-func (r *resolver) callers(rec *sample.Record) []uint32 {
+// unwindAll unwinds every record's stack snapshot and completes the
+// stacks the snapshot's depth cut short from the other records of their
+// thread (elf.CompleteStacks): nil for a capture without stacks or an
+// image without CFI.
+func (r *resolver) unwindAll() []elf.UnwoundStack {
+	h := &r.s.Capture.Header
+	if h.Fields&sample.FieldStack == 0 || r.unwinder == nil {
+		return nil
+	}
+	out := make([]elf.UnwoundStack, len(r.s.Capture.Records))
+	for i := range r.s.Capture.Records {
+		rec := &r.s.Capture.Records[i]
+		// Fewer words than K: the copy stopped at the stack's top (no
+		// words at all may also mean SP was outside the stack).
+		out[i].Frames, out[i].Stop = r.unwinder.Unwind(elf.StackSnapshot{
+			PC: rec.PC, SP: rec.SP, LR: rec.LR, Words: rec.Stack,
+			AtTop: len(rec.Stack) > 0 && len(rec.Stack) < int(h.StackWords),
+		})
+		out[i].Thread = rec.Thread
+	}
+	elf.CompleteStacks(out)
+	return out
+}
+
+// callers are rec's frames above its PC: its unwound (and completed)
+// stack u when it passes the first frame, else the accepted LR caller;
+// and how many of the outermost came from other records.
+func (r *resolver) callers(rec *sample.Record, u *elf.UnwoundStack) ([]uint32, int) {
 	h := &r.s.Capture.Header
 	if h.Fields&sample.FieldLR == 0 {
-		return nil
+		return nil, 0
 	}
 	var out []uint32
 	if h.Fields&sample.FieldStack != 0 {
-		frames, stop := uint32(1), elf.StopNoCFI
-		if r.unwinder != nil {
-			// Fewer words than K: the copy stopped at the stack's top (no
-			// words at all may also mean SP was outside the stack).
-			unwound, why := r.unwinder.Unwind(elf.StackSnapshot{
-				PC: rec.PC, SP: rec.SP, LR: rec.LR, Words: rec.Stack,
-				AtTop: len(rec.Stack) > 0 && len(rec.Stack) < int(h.StackWords),
-			})
-			for _, f := range unwound[1:] {
+		frames, completed, stop := 1, 0, elf.StopNoCFI
+		if u != nil {
+			for _, f := range u.Frames[1:] {
 				out = append(out, f.PC)
 			}
-			frames, stop = uint32(len(unwound)), why
+			frames, completed, stop = len(u.Frames), u.Completed, u.Stop
 		}
-		r.s.Unwind.count(int(frames), stop)
+		r.s.Unwind.count(frames, completed, stop)
 		if frames > 1 || stop.Complete() {
 			r.caller(rec.PC, rec.LR) // counted in the LR statistics all the same
-			return out
+			return out, completed
 		}
 	}
 	if site := r.caller(rec.PC, rec.LR); site != 0 {
@@ -316,7 +359,7 @@ func (r *resolver) callers(rec *sample.Record) []uint32 {
 			r.s.Unwind.FallbackLR++
 		}
 	}
-	return out
+	return out, 0
 }
 
 // addrKey packs addresses into a map key; keyAddrs unpacks it.

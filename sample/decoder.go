@@ -33,6 +33,7 @@ type DecodeStats struct {
 // memory is bounded by the largest frame, whatever it is fed.
 type Decoder struct {
 	fields    Fields
+	coding    Coding
 	seg       []byte // the segment since the last 0x00
 	candidate bool   // seg may still be a frame: it started at a 0x00 and is short enough
 	payload   []byte // scratch for COBS decoding
@@ -54,6 +55,16 @@ func NewDecoder(fields Fields) *Decoder {
 // SetFields sets the fields DATA records are read with (a stream run's
 // START fields, before its first HEADER).
 func (d *Decoder) SetFields(f Fields) { d.fields = f | FieldPC }
+
+// SetCoding sets the coding DATA records are read with (a stream run's,
+// before its first HEADER).
+func (d *Decoder) SetCoding(c Coding) { d.coding = c }
+
+// Follow reads DATA records as h says they are coded.
+func (d *Decoder) Follow(h *Header) {
+	d.SetFields(h.Fields)
+	d.coding = h.Coding
+}
 
 // Fields returns the fields DATA records are read with.
 func (d *Decoder) Fields() Fields { return d.fields }
@@ -117,11 +128,11 @@ func (d *Decoder) endSegment() {
 	if d.candidate {
 		p, ok := decodeCOBS(d.payload[:0], d.seg)
 		if ok && len(p) >= minPayload && len(p) <= MaxPayload {
-			f, err := ParsePayload(p, d.fields)
+			f, err := ParsePayload(p, d.fields, d.coding)
 			if err == nil {
 				d.stats.Frames++
 				if h, ok := f.(*Header); ok {
-					d.fields = h.Fields | FieldPC
+					d.Follow(h)
 				}
 				d.events = append(d.events, Event{Frame: f})
 				return

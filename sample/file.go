@@ -24,7 +24,7 @@ import (
 // newer major; minor versions only add JSON keys.
 const (
 	FileMajor = 1
-	FileMinor = 2 // 1.1: the "model" key; 1.2: the STACK field
+	FileMinor = 3 // 1.1: the "model" key; 1.2: the STACK field; 1.3: device.coding
 )
 
 // fileMagic starts every capture file; the version follows on the same line.
@@ -61,6 +61,7 @@ type fileHeader struct {
 	HeldFrom       uint32   `json:"held_from"`
 	BuildID        string   `json:"build_id"`              // hex
 	StackWords     uint8    `json:"stack_words,omitempty"` // format 1.2
+	Coding         uint8    `json:"coding,omitempty"`      // format 1.3: the wire's, not the file's
 }
 
 type fileThread struct {
@@ -80,7 +81,7 @@ func (c *Capture) Write(w io.Writer) error {
 			State: uint8(h.State), Mode: uint8(h.Mode), Fields: uint8(h.Fields), JitterPct: h.JitterPct,
 			CPUHz: h.CPUHz, TimerHz: h.TimerHz, IntervalTicks: h.IntervalTicks, Capacity: h.Capacity,
 			Taken: h.Taken, Dropped: h.Dropped, Stored: h.Stored, HeldFrom: h.HeldFrom,
-			BuildID: hex.EncodeToString(h.BuildID), StackWords: h.StackWords,
+			BuildID: hex.EncodeToString(h.BuildID), StackWords: h.StackWords, Coding: uint8(h.Coding),
 		},
 		FirstIndex:  c.Span().Start,
 		RecordCount: uint32(len(c.Records)),
@@ -102,7 +103,7 @@ func (c *Capture) Write(w io.Writer) error {
 		return err
 	}
 	recs := make([]byte, 0, len(c.Records)*3)
-	coder := newRecordCoder(h.Fields)
+	coder := newRecordCoder(h.Fields, CodingV10)
 	for _, r := range c.Records {
 		recs = coder.append(recs, r)
 	}
@@ -228,7 +229,7 @@ func parse(data []byte) (*Capture, error) {
 			State: State(d.State), Mode: Mode(d.Mode), Fields: Fields(d.Fields), JitterPct: d.JitterPct,
 			CPUHz: d.CPUHz, TimerHz: d.TimerHz, IntervalTicks: d.IntervalTicks, Capacity: d.Capacity,
 			Taken: d.Taken, Dropped: d.Dropped, Stored: d.Stored, HeldFrom: d.HeldFrom, BuildID: buildID,
-			StackWords: d.StackWords,
+			StackWords: d.StackWords, Coding: Coding(d.Coding),
 		},
 		Missing: meta.Missing,
 		Host:    meta.Host,
@@ -249,7 +250,7 @@ func parse(data []byte) (*Capture, error) {
 		return nil, formatError(recsOff, nil, "capture file claims %d records in %d bytes", meta.RecordCount, len(recs))
 	}
 	c.Records = make([]Record, 0, meta.RecordCount)
-	coder := newRecordCoder(c.Header.Fields)
+	coder := newRecordCoder(c.Header.Fields, CodingV10)
 	next, mi, at := meta.FirstIndex, 0, 0
 	for i := uint32(0); i < meta.RecordCount; i++ {
 		for mi < len(c.Missing) && c.Missing[mi].Start == next {

@@ -12,7 +12,7 @@ import (
 // Protocol limits and version from firmware-sampler/docs/protocol.md.
 const (
 	ProtoMajor = 1
-	ProtoMinor = 1
+	ProtoMinor = 2
 
 	// MaxPayload is the largest payload (type ‖ body ‖ crc) of a frame.
 	MaxPayload = 512
@@ -153,12 +153,14 @@ type Header struct {
 	HeldFrom               uint32 // lowest record index the device still holds
 	BuildID                []byte // GNU build-id of the running image; empty when it has none
 	StackWords             uint8  // K of a run with FieldStack, else 0 (protocol 1.1; 0 from a 1.0 device)
+	Coding                 Coding // how DATA records are coded (protocol 1.2; CodingV10 from older devices)
 }
 
 // Data is a DATA frame: Records are numbered First, First+1, ...
 type Data struct {
 	First   uint32
 	Fields  Fields // the run's fields; not on the wire, the decoder supplies them
+	Coding  Coding // the run's record coding; not on the wire either
 	Records []Record
 }
 
@@ -228,6 +230,9 @@ type Start struct {
 	Count      uint32 // 0 = until full or stopped
 	DurationMS uint32 // 0 = none
 	StackWords uint8  // with FieldStack: K, MinStackWords..MaxStackWords; 0 = DefaultStackWords
+	// Coding asks for a record coding (protocol 1.2, in a byte older
+	// devices ignore); the HEADER says which one the device uses.
+	Coding Coding
 }
 
 // Stop is the STOP command.
@@ -282,7 +287,7 @@ func EncodeFrame(f Frame) ([]byte, error) { return AppendFrame(nil, f) }
 
 func (h *Header) appendBody(b []byte) []byte {
 	b = append(b, h.ProtoMajor, h.ProtoMinor, h.SamplerVersion[0], h.SamplerVersion[1], h.SamplerVersion[2],
-		byte(h.State), byte(h.Mode), byte(h.Fields), h.JitterPct, 0)
+		byte(h.State), byte(h.Mode), byte(h.Fields), h.JitterPct, byte(h.Coding))
 	for _, v := range []uint32{h.CPUHz, h.TimerHz, h.IntervalTicks, h.Capacity, h.Taken, h.Dropped, h.Stored, h.HeldFrom} {
 		b = binary.LittleEndian.AppendUint32(b, v)
 	}
@@ -296,9 +301,9 @@ func (h *Header) appendBody(b []byte) []byte {
 // together. Without FieldStack it adds records while a worst-case record
 // (MaxRecordSize) still fits in the payload; with FieldStack while the
 // next record itself fits. The rest go in later frames.
-func FillData(first uint32, fields Fields, recs []Record) *Data {
+func FillData(first uint32, fields Fields, coding Coding, recs []Record) *Data {
 	size := 1 + 4 + 2 + 4 // type, first index, count, CRC
-	c := newRecordCoder(fields)
+	c := newRecordCoder(fields, coding)
 	var scratch []byte
 	n := 0
 	for ; n < len(recs); n++ {
@@ -313,13 +318,13 @@ func FillData(first uint32, fields Fields, recs []Record) *Data {
 		}
 		size += len(scratch)
 	}
-	return &Data{First: first, Fields: fields, Records: recs[:n]}
+	return &Data{First: first, Fields: fields, Coding: coding, Records: recs[:n]}
 }
 
 func (d *Data) appendBody(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, d.First)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(d.Records)))
-	c := newRecordCoder(d.Fields)
+	c := newRecordCoder(d.Fields, d.Coding)
 	for _, r := range d.Records {
 		b = c.append(b, r)
 	}
@@ -348,7 +353,7 @@ func (t *Threads) appendBody(b []byte) []byte {
 
 func (s *Start) appendBody(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, s.RateHz)
-	b = append(b, s.JitterPct, byte(s.Fields), byte(s.Mode), 0)
+	b = append(b, s.JitterPct, byte(s.Fields), byte(s.Mode), byte(s.Coding))
 	b = binary.LittleEndian.AppendUint32(b, s.Count)
 	b = binary.LittleEndian.AppendUint32(b, s.DurationMS)
 	if s.Fields&FieldStack == 0 && s.StackWords == 0 {
@@ -377,10 +382,11 @@ var (
 )
 
 // ParsePayload decodes one frame payload (type ‖ body ‖ crc, after COBS).
-// fields says how DATA records are coded; the wire does not repeat them.
+// fields and coding say how DATA records are coded; the wire does not
+// repeat them.
 // A body longer than its type defines is accepted (minor versions append);
 // a shorter one is an error.
-func ParsePayload(p []byte, fields Fields) (Frame, error) {
+func ParsePayload(p []byte, fields Fields, coding Coding) (Frame, error) {
 	if len(p) < minPayload {
 		return nil, ErrShortPayload
 	}
@@ -392,7 +398,7 @@ func ParsePayload(p []byte, fields Fields) (Frame, error) {
 		return nil, ErrCRC
 	}
 	t, body := FrameType(p[0]), p[1:n]
-	f, err := parseBody(t, body, fields)
+	f, err := parseBody(t, body, fields, coding)
 	if err != nil {
 		return nil, fmt.Errorf("%v frame: %w", t, err)
 	}
@@ -443,7 +449,7 @@ func (r *bodyReader) bytes(n int) []byte { return append([]byte(nil), r.take(n).
 
 var errShortBody = errors.New("body too short")
 
-func parseBody(t FrameType, body []byte, fields Fields) (Frame, error) {
+func parseBody(t FrameType, body []byte, fields Fields, coding Coding) (Frame, error) {
 	r := &bodyReader{b: body}
 	var f Frame
 	switch t {
@@ -451,7 +457,7 @@ func parseBody(t FrameType, body []byte, fields Fields) (Frame, error) {
 		h := &Header{ProtoMajor: r.u8(), ProtoMinor: r.u8()}
 		h.SamplerVersion = [3]uint8{r.u8(), r.u8(), r.u8()}
 		h.State, h.Mode, h.Fields, h.JitterPct = State(r.u8()), Mode(r.u8()), Fields(r.u8()), r.u8()
-		r.u8() // reserved
+		h.Coding = Coding(r.u8()) // reserved (0) before 1.2
 		h.CPUHz, h.TimerHz, h.IntervalTicks, h.Capacity = r.u32(), r.u32(), r.u32(), r.u32()
 		h.Taken, h.Dropped, h.Stored, h.HeldFrom = r.u32(), r.u32(), r.u32(), r.u32()
 		n := int(r.u8())
@@ -468,7 +474,7 @@ func parseBody(t FrameType, body []byte, fields Fields) (Frame, error) {
 		}
 		f = h
 	case TypeData:
-		d := &Data{First: r.u32(), Fields: fields}
+		d := &Data{First: r.u32(), Fields: fields, Coding: coding}
 		k := int(r.u16())
 		if r.bad {
 			break
@@ -477,7 +483,7 @@ func parseBody(t FrameType, body []byte, fields Fields) (Frame, error) {
 			return nil, errors.New("no records")
 		}
 		d.Records = make([]Record, 0, min(k, len(r.b)))
-		c := newRecordCoder(fields)
+		c := newRecordCoder(fields, coding)
 		for i := 0; i < k; i++ {
 			rec, n, err := c.read(r.b)
 			if err != nil {
@@ -503,7 +509,7 @@ func parseBody(t FrameType, body []byte, fields Fields) (Frame, error) {
 		f = t
 	case TypeStart:
 		s := &Start{RateHz: r.u32(), JitterPct: r.u8(), Fields: Fields(r.u8()), Mode: Mode(r.u8())}
-		r.u8() // reserved
+		s.Coding = Coding(r.u8()) // reserved (0) before 1.2
 		s.Count, s.DurationMS = r.u32(), r.u32()
 		if len(r.b) > 0 { // appended in 1.1
 			s.StackWords = r.u8()

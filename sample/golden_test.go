@@ -52,7 +52,7 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 			State: State(n("state")), Mode: Mode(n("mode")), Fields: Fields(n("fields")), JitterPct: uint8(n("jitter_pct")),
 			CPUHz: n("cpu_hz"), TimerHz: n("timer_hz"), IntervalTicks: n("mean_interval_ticks"), Capacity: n("capacity"),
 			Taken: n("taken"), Dropped: n("dropped"), Stored: n("stored"), HeldFrom: n("held_from"),
-			StackWords: uint8(n("stack_words"))}
+			StackWords: uint8(n("stack_words")), Coding: Coding(n("coding"))}
 		for i, v := range m["sampler_version"].([]any) {
 			h.SamplerVersion[i] = uint8(v.(float64))
 		}
@@ -65,7 +65,7 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 		}
 		return h
 	case "DATA":
-		d := &Data{First: n("first_index"), Fields: Fields(n("fields"))}
+		d := &Data{First: n("first_index"), Fields: Fields(n("fields")), Coding: Coding(n("coding"))}
 		for i, r := range m["records"].([]any) {
 			rm := r.(map[string]any)
 			rec := Record{Index: d.First + uint32(i), PC: goldenNum(t, rm, "pc")}
@@ -104,7 +104,8 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 		return th
 	case "START":
 		return &Start{RateHz: n("rate_hz"), JitterPct: uint8(n("jitter_pct")), Fields: Fields(n("fields")),
-			Mode: Mode(n("mode")), Count: n("count"), DurationMS: n("duration_ms"), StackWords: uint8(n("stack_words"))}
+			Mode: Mode(n("mode")), Count: n("count"), DurationMS: n("duration_ms"), StackWords: uint8(n("stack_words")),
+			Coding: Coding(n("coding"))}
 	case "STOP":
 		return &Stop{}
 	case "STATUS":
@@ -185,15 +186,16 @@ func TestGoldenVectors(t *testing.T) {
 			}
 			// The decoder, fed the file one byte at a time and all at once,
 			// finds exactly the described frames.
-			fields := FieldPC
+			fields, coding := FieldPC, CodingV10
 			for _, f := range want {
 				if d, ok := f.(*Data); ok {
-					fields = d.Fields
+					fields, coding = d.Fields, d.Coding
 					break
 				}
 			}
 			for _, chunk := range []int{1, len(stream)} {
 				d := NewDecoder(fields)
+				d.SetCoding(coding)
 				got, logs := collect(d, stream, chunk)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("chunk %d: decoded\n%+v\nwant\n%+v", chunk, got, want)
@@ -251,14 +253,14 @@ func TestProtocolLimits(t *testing.T) {
 	// The worst case: every field's delta at its longest varint, and with
 	// STACK as many words as a run takes, each a 5-byte literal.
 	worst := Record{PC: 0x80000000, LR: 0x80000000, Exc: 511, Thread: 0x80000000}
-	if n := len(newRecordCoder(FieldPC|FieldLR|FieldExc|FieldThread).append(nil, worst)); n != MaxRecordSize {
+	if n := len(newRecordCoder(FieldPC|FieldLR|FieldExc|FieldThread, CodingV10).append(nil, worst)); n != MaxRecordSize {
 		t.Errorf("the worst-case record encodes to %d bytes, MaxRecordSize is %d", n, MaxRecordSize)
 	}
 	worst.SP = 0x80000000
 	for range MaxStackWords {
 		worst.Stack = append(worst.Stack, 0x80000000)
 	}
-	if n := len(newRecordCoder(knownFields).append(nil, worst)); n != MaxStackRecordSize {
+	if n := len(newRecordCoder(knownFields, CodingV10).append(nil, worst)); n != MaxStackRecordSize {
 		t.Errorf("the worst-case STACK record encodes to %d bytes, MaxStackRecordSize is %d", n, MaxStackRecordSize)
 	}
 	// The host's --jitter default is the one a Zephyr build of the sampler
@@ -295,7 +297,7 @@ func TestFillDataMatchesVectors(t *testing.T) {
 			recs = append(recs, d.Records...)
 		}
 		for i, d := range datas[:len(datas)-1] { // the last frame holds what is left
-			got := FillData(d.First, d.Fields, recs)
+			got := FillData(d.First, d.Fields, d.Coding, recs)
 			if !reflect.DeepEqual(got, d) {
 				t.Errorf("%s: frame %d: FillData puts %d records in it, the vector %d", gf.File, i, len(got.Records), len(d.Records))
 			}

@@ -104,24 +104,81 @@ func uvarint32(b []byte) (uint32, int, error) {
 	return uint32(v), n, nil
 }
 
-// recordCoder codes a sequence of records (protocol §3, DATA): each field
-// against the same field of the record before, and with FieldStack the
-// stack words against one of the stackRefWindow records before. The
-// sequence is one DATA frame, or a whole capture file.
+// Coding is how the records of a DATA frame are coded (protocol §3). A
+// host asks for one in START; the HEADER says which one the device uses,
+// so a device that does not know the one asked for (a 1.1 device knows
+// only CodingV10) is still read right.
+type Coding uint8
+
+const (
+	// CodingV10 (protocols 1.0 and 1.1): every field against the same
+	// field of the record before, a stack against the one of the 16
+	// records before that codes it shortest. Capture files keep it.
+	CodingV10 Coding = 0
+	// CodingV12 (protocol 1.2): the PC against the nearest of the last four
+	// PCs, a stack against the previous record of its thread, the words
+	// the two share below the reference's top as one count.
+	CodingV12 Coding = 1
+)
+
+func (c Coding) String() string {
+	switch c {
+	case CodingV10:
+		return "1.0"
+	case CodingV12:
+		return "1.2"
+	}
+	return fmt.Sprintf("coding %d", uint8(c))
+}
+
+// pcSlots is how many recent PCs a CodingV12 PC is coded against; the
+// slot's number takes the low two bits of the varint.
+const pcSlots = 4
+
+// recordCoder codes a sequence of records (protocol §3, DATA): the
+// sequence is one DATA frame, or a whole capture file (CodingV10).
 type recordCoder struct {
 	fields Fields
+	coding Coding
 	prev   Record
 	// recent holds the last stackRefWindow records' stacks: record
 	// count-back at recent[(count-back) % stackRefWindow].
 	recent [stackRefWindow]Record
 	count  int
+	// pcs are the last pcSlots PCs, the newest first (CodingV12).
+	pcs [pcSlots]uint32
 }
 
-func newRecordCoder(fields Fields) *recordCoder { return &recordCoder{fields: fields} }
+func newRecordCoder(fields Fields, coding Coding) *recordCoder {
+	return &recordCoder{fields: fields, coding: coding}
+}
 
 // ref is the record back records before the next one.
 func (c *recordCoder) ref(back int) *Record {
 	return &c.recent[(c.count-back)%stackRefWindow]
+}
+
+// threadRef is the stack reference of a CodingV12 record of thread with
+// n words at sp: the nearest of the stackRefWindow records before it of
+// the same thread (without the THREAD field every thread is 0) whose
+// words overlap these addresses, nil for none. Overlap keeps a thread's
+// samples on the interrupt stack (handler mode) and on its own apart,
+// and finds the same stack in a run without THREAD.
+func (c *recordCoder) threadRef(thread, sp uint32, n int) *Record {
+	if c.fields&FieldThread == 0 {
+		thread = 0
+	}
+	for back := 1; back <= min(stackRefWindow, c.count); back++ {
+		r := c.ref(back)
+		rt := r.Thread
+		if c.fields&FieldThread == 0 {
+			rt = 0
+		}
+		if rt == thread && int64(r.SP) < int64(sp)+4*int64(n) && int64(sp) < int64(r.SP)+4*int64(len(r.Stack)) {
+			return r
+		}
+	}
+	return nil
 }
 
 func (c *recordCoder) push(r Record) {
@@ -129,14 +186,35 @@ func (c *recordCoder) push(r Record) {
 	if c.fields&FieldStack != 0 {
 		c.recent[c.count%stackRefWindow] = r
 	}
+	if c.coding == CodingV12 {
+		copy(c.pcs[1:], c.pcs[:pcSlots-1])
+		c.pcs[0] = r.PC
+	}
 	c.count++
+}
+
+// nearestPC is the CodingV12 PC code of pc: the slot of the recent PC
+// whose halfword delta has the smallest zigzag value (the first of equals)
+// in the low two bits, that value above them.
+func (c *recordCoder) nearestPC(pc uint32) uint64 {
+	best, slot := uint64(1)<<62, 0
+	for j, h := range c.pcs {
+		if v := uint64(zigzag(int32(pc-h) >> 1)); v < best {
+			best, slot = v, j
+		}
+	}
+	return best<<2 | uint64(slot)
 }
 
 // append appends r coded against the records before it and makes it one
 // of them. The Index is not coded: records are consecutive.
 func (c *recordCoder) append(b []byte, r Record) []byte {
 	prev := &c.prev
-	b = binary.AppendUvarint(b, uint64(zigzag(int32(r.PC-prev.PC)>>1)))
+	if c.coding == CodingV12 {
+		b = binary.AppendUvarint(b, c.nearestPC(r.PC))
+	} else {
+		b = binary.AppendUvarint(b, uint64(zigzag(int32(r.PC-prev.PC)>>1)))
+	}
 	if c.fields&FieldLR != 0 {
 		b = binary.AppendUvarint(b, uint64(zigzag(int32(r.LR-prev.LR))))
 	}
@@ -147,7 +225,11 @@ func (c *recordCoder) append(b []byte, r Record) []byte {
 		b = binary.AppendUvarint(b, uint64(zigzag(int32(r.Thread-prev.Thread))))
 	}
 	if c.fields&FieldStack != 0 {
-		b = c.appendStack(b, &r)
+		if c.coding == CodingV12 {
+			b = c.appendThreadStack(b, &r)
+		} else {
+			b = c.appendStack(b, &r)
+		}
 	}
 	c.push(r)
 	return b
@@ -155,7 +237,7 @@ func (c *recordCoder) append(b []byte, r Record) []byte {
 
 // appendStack appends r's SP and word count and, with words, the
 // reference that codes them shortest (none unless one is strictly shorter,
-// the nearest of equals) and the runs.
+// the nearest of equals) and the runs (CodingV10).
 func (c *recordCoder) appendStack(b []byte, r *Record) []byte {
 	b = binary.AppendUvarint(b, uint64(zigzag(int32(r.SP-c.prev.SP))))
 	b = binary.AppendUvarint(b, uint64(len(r.Stack)))
@@ -170,6 +252,54 @@ func (c *recordCoder) appendStack(b []byte, r *Record) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(bestRef))
 	return append(b, best...)
+}
+
+// stackSplit is how a CodingV12 stack of sp and n words divides against
+// ref: below is the number of its words under ref's top (the words ref
+// could cover), common how many of those, counted down from the highest,
+// equal ref's words at the same addresses. The words under them and
+// those above ref's top are literals.
+func stackSplit(sp uint32, words []uint32, ref *Record) (below, common int) {
+	below = stackBelow(sp, len(words), ref)
+	for common < below {
+		w, ok := coveredWord(ref, sp+4*uint32(below-common-1))
+		if !ok || w != words[below-common-1] {
+			break
+		}
+		common++
+	}
+	return below, common
+}
+
+// stackBelow is how many of the n words at sp lie under ref's top (0
+// without a reference).
+func stackBelow(sp uint32, n int, ref *Record) int {
+	if ref == nil {
+		return 0
+	}
+	top := int64(ref.SP) + 4*int64(len(ref.Stack))
+	return int(min(max((top-int64(sp))/4, 0), int64(n)))
+}
+
+// appendThreadStack appends r's STACK part in CodingV12: SP and the word
+// count as in CodingV10, and with words the common count and the literals.
+func (c *recordCoder) appendThreadStack(b []byte, r *Record) []byte {
+	b = binary.AppendUvarint(b, uint64(zigzag(int32(r.SP-c.prev.SP))))
+	b = binary.AppendUvarint(b, uint64(len(r.Stack)))
+	if len(r.Stack) == 0 {
+		return b
+	}
+	ref := c.threadRef(r.Thread, r.SP, len(r.Stack))
+	below, common := stackSplit(r.SP, r.Stack, ref)
+	b = binary.AppendUvarint(b, uint64(common))
+	for i, w := range r.Stack {
+		if i >= below-common && i < below {
+			continue
+		}
+		base, _ := coveredWord(ref, r.SP+4*uint32(i))
+		b = binary.AppendUvarint(b, uint64(zigzag(int32(w-base))))
+	}
+	return b
 }
 
 // coveredWord is ref's word at addr, when ref's stack holds that address.
@@ -226,6 +356,17 @@ func (v *varints) next() (uint32, error) {
 	return x, err
 }
 
+// nextPC reads a CodingV12 PC code: a zigzagged halfword delta (31 bits)
+// above a two-bit slot, so up to 33 bits, still at most 5 bytes.
+func (v *varints) nextPC() (uint64, error) {
+	x, n := binary.Uvarint(v.b[v.off:])
+	if n <= 0 || n > 5 || x >= 1<<33 {
+		return 0, errVarint
+	}
+	v.off += n
+	return x, nil
+}
+
 // read decodes one record coded against the records before it, makes it
 // one of them and returns it with the number of bytes read.
 func (c *recordCoder) read(b []byte) (Record, int, error) {
@@ -233,11 +374,21 @@ func (c *recordCoder) read(b []byte) (Record, int, error) {
 	prev := &c.prev
 	in := &varints{b: b}
 	next := in.next
-	v, err := next()
-	if err != nil {
-		return r, 0, err
+	if c.coding == CodingV12 {
+		v, err := in.nextPC()
+		if err != nil {
+			return r, 0, err
+		}
+		r.PC = c.pcs[v&(pcSlots-1)] + uint32(unzigzag(uint32(v>>2)))<<1
+	} else {
+		v, err := next()
+		if err != nil {
+			return r, 0, err
+		}
+		r.PC = prev.PC + uint32(unzigzag(v))<<1
 	}
-	r.PC = prev.PC + uint32(unzigzag(v))<<1
+	var v uint32
+	var err error
 	if c.fields&FieldLR != 0 {
 		if v, err = next(); err != nil {
 			return r, 0, err
@@ -260,7 +411,11 @@ func (c *recordCoder) read(b []byte) (Record, int, error) {
 		r.Thread = prev.Thread + uint32(unzigzag(v))
 	}
 	if c.fields&FieldStack != 0 {
-		if err := c.readStack(in, &r); err != nil {
+		read := c.readStack
+		if c.coding == CodingV12 {
+			read = c.readThreadStack
+		}
+		if err := read(in, &r); err != nil {
 			return r, 0, err
 		}
 	}
@@ -327,6 +482,51 @@ func (c *recordCoder) readStack(in *varints, r *Record) error {
 			r.Stack[i] = base + uint32(unzigzag(v))
 			i++
 		}
+	}
+	return nil
+}
+
+// readThreadStack decodes the STACK part of r in CodingV12 (protocol §3).
+func (c *recordCoder) readThreadStack(in *varints, r *Record) error {
+	v, err := in.next()
+	if err != nil {
+		return err
+	}
+	r.SP = c.prev.SP + uint32(unzigzag(v))
+	words, err := in.next()
+	if err != nil {
+		return err
+	}
+	if words > MaxStackWords {
+		return errStackWords
+	}
+	if words == 0 {
+		return nil
+	}
+	common, err := in.next()
+	if err != nil {
+		return err
+	}
+	ref := c.threadRef(r.Thread, r.SP, int(words))
+	r.Stack = make([]uint32, words)
+	below := stackBelow(r.SP, int(words), ref)
+	if int(common) > below {
+		return errStackSame
+	}
+	for i := range r.Stack {
+		w, ok := coveredWord(ref, r.SP+4*uint32(i))
+		if i >= below-int(common) && i < below {
+			if !ok {
+				return errStackSame
+			}
+			r.Stack[i] = w
+			continue
+		}
+		v, err := in.next()
+		if err != nil {
+			return err
+		}
+		r.Stack[i] = w + uint32(unzigzag(v))
 	}
 	return nil
 }

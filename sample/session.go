@@ -477,7 +477,15 @@ func (s *Session) Start(ctx context.Context, st Start) error {
 	if h.State != StateIdle {
 		return fmt.Errorf("the sampler is %v with %d records of an earlier %v run; drain them with --attach first", h.State, h.Stored-h.HeldFrom, h.Mode)
 	}
+	// A 1.2 device codes records the 1.2 way when asked; an older one
+	// ignores the byte. A stream's first DATA may come before any HEADER,
+	// so the decoder is told which to expect now.
+	st.Coding = CodingV10
+	if h.ProtoMinor >= 2 {
+		st.Coding = CodingV12
+	}
 	s.dec.SetFields(st.Fields)
+	s.dec.SetCoding(st.Coding)
 	_, err = s.command(ctx, &st, func(f Frame, attempt int) (bool, error) {
 		r, ok := replyTo(TypeStart, f)
 		switch {
@@ -652,7 +660,7 @@ func (s *Session) Drain(ctx context.Context, h *Header) (*Capture, error) {
 	s.set = newRecordSet(want)
 	s.threads = nil
 	s.header = h
-	s.dec.SetFields(h.Fields)
+	s.dec.Follow(h)
 	return s.fetch(ctx, want, false)
 }
 
@@ -683,7 +691,7 @@ func (s *Session) Resume(ctx context.Context, c *Capture) (*Capture, error) {
 	}
 	s.threads = c.Threads
 	s.header = h
-	s.dec.SetFields(h.Fields)
+	s.dec.Follow(h)
 	s.retries, s.rereqs, s.rerecs = c.Stats.Retries, c.Stats.Rerequests, c.Stats.Rerequested
 	out, err := s.fetch(ctx, want, true)
 	if out != nil {
@@ -937,13 +945,13 @@ func (s *Session) Stream(ctx context.Context, st Start, maxDuration time.Duratio
 
 func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, maxDuration time.Duration) (*Capture, error) {
 	if s.set == nil || !s.set.grow {
-		// Attaching to a run: its HEADER says what its records hold. A
-		// run Stream started keeps START's fields: under load the STATUS
-		// after START may be answered by a late copy of the HEADER before
-		// it, whose fields are the idle device's.
+		// Attaching to a run: its HEADER says what its records hold and
+		// how they are coded. A run Stream started keeps START's: under
+		// load the STATUS after START may be answered by a late copy of
+		// the HEADER before it, which describes the idle device.
 		s.set = newRecordSet(Range{h.HeldFrom, h.HeldFrom})
 		s.set.grow = true
-		s.dec.SetFields(h.Fields)
+		s.dec.Follow(h)
 	}
 	s.streaming.Store(true)
 	defer s.streaming.Store(false)

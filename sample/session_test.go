@@ -519,3 +519,34 @@ func waitForStored(t *testing.T, d *sampletest.Device, n uint32) {
 		}
 	}
 }
+
+// A 1.2 host asks a 1.2 device for the 1.2 record coding and reads it; a
+// 1.1 device (which ignores the request and reports coding 0) is read in
+// the coding of 1.0. Both runs come back record for record.
+func TestCodingNegotiated(t *testing.T) {
+	fields := sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack
+	for _, tt := range []struct {
+		minor uint8
+		want  sample.Coding
+	}{{1, sample.CodingV10}, {2, sample.CodingV12}} {
+		for _, mode := range []sample.Mode{sample.ModeSnapshot, sample.ModeStream} {
+			d := newDevice(1024, sampletest.Faults{})
+			d.ProtoMinor = tt.minor
+			s, _ := openSession(t, d, fastTimeouts())
+			var c *sample.Capture
+			var err error
+			if mode == sample.ModeSnapshot {
+				c, err = s.Snapshot(context.Background(), sample.Start{RateHz: 20000, Fields: fields}, 0, nil)
+			} else {
+				c, err = s.Stream(context.Background(), sample.Start{RateHz: 20000, Fields: fields, Count: 1000}, 0, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Header.Coding != tt.want || c.Header.ProtoMinor != tt.minor || len(c.Records) < 1000 || len(c.Missing) != 0 {
+				t.Fatalf("device 1.%d, %v: coding %v, %d records, missing %v", tt.minor, mode, c.Header.Coding, len(c.Records), c.Missing)
+			}
+			checkTruth(t, d, c)
+		}
+	}
+}

@@ -162,12 +162,12 @@ func TestParsePayloadErrors(t *testing.T) {
 		{"newer major", newerPayload, fmt.Sprintf("protocol version 2.3, newer than this tcmprof reads (%d.%d)", ProtoMajor, ProtoMinor)},
 	}
 	for _, tt := range tests {
-		_, err := ParsePayload(tt.p, FieldPC)
+		_, err := ParsePayload(tt.p, FieldPC, CodingV10)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
 	}
-	if _, err := ParsePayload(payload, FieldPC); err != nil {
+	if _, err := ParsePayload(payload, FieldPC, CodingV10); err != nil {
 		t.Errorf("good payload: %v", err)
 	}
 }
@@ -322,8 +322,13 @@ func FuzzDecoder(f *testing.F) {
 			f.Add(b, uint8(9), uint8(knownFields))
 		}
 	}
+	// chunk: the feed size in bits 0-5, Idle calls with bit 7, the 1.2
+	// record coding with bit 6.
 	f.Fuzz(func(t *testing.T, in []byte, chunk uint8, fields uint8) {
 		d := NewDecoder(Fields(fields))
+		if chunk&0x40 != 0 {
+			d.SetCoding(CodingV12)
+		}
 		segCap := cap(d.seg)
 		step := int(chunk)%64 + 1
 		var all []Event
@@ -346,9 +351,9 @@ func FuzzDecoder(f *testing.F) {
 				continue
 			}
 			// Every frame found re-encodes and decodes to itself.
-			df := FieldPC
+			df, coding := FieldPC, CodingV10
 			if dd, ok := ev.Frame.(*Data); ok {
-				df = dd.Fields
+				df, coding = dd.Fields, dd.Coding
 			}
 			w, err := EncodeFrame(ev.Frame)
 			if err != nil {
@@ -360,7 +365,9 @@ func FuzzDecoder(f *testing.F) {
 				}
 				t.Fatal(err)
 			}
-			evs := NewDecoder(df).Feed(w)
+			rd := NewDecoder(df)
+			rd.SetCoding(coding)
+			evs := rd.Feed(w)
 			if len(evs) != 1 || !reflect.DeepEqual(evs[0].Frame, ev.Frame) {
 				t.Fatalf("frame %+v does not survive re-encoding (% x)", ev.Frame, hex.EncodeToString(w))
 			}

@@ -296,6 +296,7 @@ static struct {
 	struct tcmp_port_config cfg;
 	uint8_t state, mode, fields, jitter_pct;
 	uint8_t stack_words; /* K of a STACK run */
+	uint8_t coding;      /* TCMP_CODING_* of the run's DATA records */
 	/* Nonzero while tcmp_port_write runs: a port may let another thread
 	 * call the local-control functions meanwhile (see send()). */
 	uint8_t sending;
@@ -403,6 +404,7 @@ void tcmp_get_status(struct tcmp_status *out)
 	out->fields = core.fields;
 	out->jitter_pct = core.jitter_pct;
 	out->stack_words = core.stack_words;
+	out->coding = core.coding;
 	out->mean_interval_ticks = core.mean_ticks;
 	out->capacity = core.capacity;
 	out->taken = taken;
@@ -465,7 +467,7 @@ static uint32_t send_data(uint32_t first, uint32_t end)
 	struct tcmp_data_enc *e = &core.enc;
 	uint32_t i = first;
 
-	tcmp_data_begin(e, &core.out, core.fields, first);
+	tcmp_data_begin(e, &core.out, core.fields, core.coding, first);
 	for (; i != end; i++) {
 		struct tcmp_record r = record_at(i);
 		if (!tcmp_data_add(e, &r))
@@ -617,6 +619,9 @@ uint8_t tcmp_start(const struct tcmp_start_args *a)
 	core.fields = a->fields;
 	core.jitter_pct = a->jitter_pct;
 	core.stack_words = (uint8_t)stack_words;
+	/* A coding this core does not know is the 1.0 one, as a 1.1 core
+	 * ignores the byte; HEADER tells the host which. */
+	core.coding = a->coding == TCMP_CODING_V12 ? TCMP_CODING_V12 : TCMP_CODING_V10;
 	core.mean_ticks = mean;
 	core.capacity = capacity;
 	core.limit = limit;
@@ -710,6 +715,8 @@ static void handle_command(const uint8_t *p, size_t len)
 			.jitter_pct = body[4],
 			.fields = body[5],
 			.mode = body[6],
+			/* Reserved (0) before protocol 1.2. */
+			.coding = body[7],
 			.count = tcmp_get_u32(body + 8),
 			.duration_ms = tcmp_get_u32(body + 12),
 			/* Appended in protocol 1.1; a 1.0 host's START has none. */

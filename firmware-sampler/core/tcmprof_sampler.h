@@ -119,7 +119,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define TCMP_PROTO_MAJOR 1u
-#define TCMP_PROTO_MINOR 1u
+#define TCMP_PROTO_MINOR 2u
 #define TCMP_SAMPLER_VERSION_MAJOR 0u
 #define TCMP_SAMPLER_VERSION_MINOR 2u
 #define TCMP_SAMPLER_VERSION_PATCH 0u
@@ -142,6 +142,13 @@ extern "C" {
 #define TCMP_STACK_WORDS_MIN 8u
 #define TCMP_STACK_WORDS_MAX 64u
 #define TCMP_STACK_WORDS_DEFAULT 32u
+/* Record codings of DATA (protocol.md §3): what START asks for and HEADER
+ * reports. V10: every field against the record before, a stack against the
+ * earlier record that codes it shortest (protocols 1.0 and 1.1). V12: the
+ * PC against the nearest of the last four, a stack against its thread's
+ * last record (1.2). */
+#define TCMP_CODING_V10 0u
+#define TCMP_CODING_V12 1u
 /* How far back (in records of the same DATA frame) a stack may refer. */
 #define TCMP_STACK_REF_WINDOW 16u
 /* Worst-case encoded record with STACK: the other fields (17), SP (5), the
@@ -207,12 +214,14 @@ struct tcmp_start_args {
 	uint32_t count;       /* samples to take, 0 = until full (snapshot) or STOP */
 	uint32_t duration_ms; /* 0 = none; else stop after duration_ms*rate/1000 samples */
 	uint8_t stack_words;  /* with TCMP_FIELD_STACK: K, 8..64; 0 = the default 32 */
+	uint8_t coding;       /* TCMP_CODING_*; one the core does not know is V10 */
 };
 
 /* A consistent view of the sampler (for a port's shell, and tests). */
 struct tcmp_status {
 	uint8_t state, mode, fields, jitter_pct;
 	uint8_t stack_words; /* K of a run with the STACK field, else 0 */
+	uint8_t coding;      /* TCMP_CODING_* of the run's DATA records */
 	uint32_t mean_interval_ticks;
 	uint32_t capacity; /* records */
 	uint32_t taken, dropped, stored;

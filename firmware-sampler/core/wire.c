@@ -135,7 +135,7 @@ void tcmp_encode_header(struct tcmp_frame *f, const struct tcmp_status *st, uint
 	tcmp_frame_u8(f, st->mode);
 	tcmp_frame_u8(f, st->fields);
 	tcmp_frame_u8(f, st->jitter_pct);
-	tcmp_frame_u8(f, 0);
+	tcmp_frame_u8(f, st->coding); /* reserved (0) before 1.2 */
 	tcmp_frame_u32(f, cpu_hz);
 	tcmp_frame_u32(f, timer_hz);
 	tcmp_frame_u32(f, st->mean_interval_ticks);
@@ -173,12 +173,15 @@ void tcmp_encode_reply(struct tcmp_frame *f, uint8_t command, uint8_t status)
 /* Offset of the u16 record count in a DATA payload (after type, first). */
 #define DATA_COUNT_AT 5u
 
-void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint32_t first)
+void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint8_t coding,
+		     uint32_t first)
 {
 	e->f = f;
 	e->fields = fields;
+	e->coding = coding;
 	e->count = 0;
 	e->prev = (struct tcmp_record){0};
+	memset(e->pcs, 0, sizeof e->pcs);
 	tcmp_frame_begin(f, TCMP_FRAME_DATA);
 	tcmp_frame_u32(f, first);
 	tcmp_frame_u16(f, 0);
@@ -198,6 +201,30 @@ static size_t varint_len(uint32_t v)
 		v >>= 7;
 		n++;
 	}
+	return n;
+}
+
+/* The V12 PC code: zigzag(halfword delta from the nearest of the last
+ * TCMP_PC_SLOTS PCs) above the slot's number in two bits; the nearest is
+ * the one with the smallest zigzag value, the newest of equals. Up to 33
+ * bits, so a 64-bit varint (still at most 5 bytes). */
+static size_t put_nearest_pc(uint8_t *out, const struct tcmp_data_enc *e, uint32_t pc)
+{
+	uint32_t best = 0xFFFFFFFFu, slot = 0;
+	for (uint32_t j = 0; j < TCMP_PC_SLOTS; j++) {
+		uint32_t v = tcmp_zigzag(halfword_delta(pc, e->pcs[j]));
+		if (v < best) {
+			best = v;
+			slot = j;
+		}
+	}
+	uint64_t code = (uint64_t)best << 2 | slot;
+	size_t n = 0;
+	while (code >= 0x80u) {
+		out[n++] = (uint8_t)(code | 0x80u);
+		code >>= 7;
+	}
+	out[n++] = (uint8_t)code;
 	return n;
 }
 
@@ -282,6 +309,65 @@ static size_t code_stack(uint8_t *out, const struct tcmp_data_enc *e, const stru
 	return len + code_stack_words(out + len, r, ref);
 }
 
+/* r's thread as the run sends it: the ISR stores the current thread in
+ * every STACK record, but without the THREAD field the host sees 0. */
+static uint32_t record_thread(const struct tcmp_data_enc *e, const struct tcmp_record *r)
+{
+	return (e->fields & TCMP_FIELD_THREAD) ? r->thread : 0u;
+}
+
+/*
+ * V12's reference of r: the nearest of the TCMP_STACK_REF_WINDOW records
+ * before it of the same thread whose words overlap r's (without the THREAD
+ * field every thread is 0), or NULL. Overlap keeps a thread's handler-mode
+ * samples (interrupt stack) apart from its own stack's.
+ */
+static const struct tcmp_stack_ref *thread_ref(const struct tcmp_data_enc *e, const struct tcmp_record *r)
+{
+	uint32_t window = e->count < TCMP_STACK_REF_WINDOW ? e->count : TCMP_STACK_REF_WINDOW;
+	for (uint32_t back = 1; back <= window; back++) {
+		const struct tcmp_stack_ref *ref = &e->refs[(e->count - back) % TCMP_STACK_REF_WINDOW];
+		if (ref->thread == record_thread(e, r) && (uint64_t)ref->sp < (uint64_t)r->sp + 4u * r->n &&
+		    (uint64_t)r->sp < (uint64_t)ref->sp + 4u * ref->n)
+			return ref;
+	}
+	return NULL;
+}
+
+/*
+ * V12's STACK part (protocol.md): SP and n as in V10, then with words
+ * varint(common) and the literals. `below` are r's words under the
+ * reference's top, `common` how many of them, down from the highest, equal
+ * the reference's words at their addresses; every other word is a literal
+ * against the reference's word at its address (0 where it has none).
+ */
+static size_t code_thread_stack(uint8_t *out, const struct tcmp_data_enc *e, const struct tcmp_record *r)
+{
+	size_t len = tcmp_put_varint(out, tcmp_zigzag(r->sp - e->prev.sp));
+	len += tcmp_put_varint(out + len, r->n);
+	if (r->n == 0)
+		return len;
+	const struct tcmp_stack_ref *ref = thread_ref(e, r);
+	uint32_t below = 0, common = 0, w;
+	if (ref != NULL) {
+		int64_t top = (int64_t)ref->sp + 4 * (int64_t)ref->n;
+		int64_t b = (top - (int64_t)r->sp) / 4;
+		below = b < 0 ? 0 : b > (int64_t)r->n ? r->n : (uint32_t)b;
+		while (common < below && ref_word(ref, r->sp + 4u * (below - common - 1u), &w) &&
+		       w == r->stack[below - common - 1u])
+			common++;
+	}
+	len += tcmp_put_varint(out + len, common);
+	for (uint32_t i = 0; i < r->n; i++) {
+		if (i >= below - common && i < below)
+			continue;
+		uint32_t base = 0;
+		ref_word(ref, r->sp + 4u * i, &base);
+		len += tcmp_put_varint(out + len, tcmp_zigzag(r->stack[i] - base));
+	}
+	return len;
+}
+
 int tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
 {
 	struct tcmp_frame *f = e->f;
@@ -289,7 +375,9 @@ int tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
 	if (!stack && tcmp_frame_room(f) < TCMP_MAX_RECORD_BYTES)
 		return 0;
 	uint8_t *out = e->scratch;
-	size_t len = tcmp_put_varint(out, tcmp_zigzag(halfword_delta(r->pc, e->prev.pc)));
+	const int v12 = e->coding == TCMP_CODING_V12;
+	size_t len = v12 ? put_nearest_pc(out, e, r->pc)
+			 : tcmp_put_varint(out, tcmp_zigzag(halfword_delta(r->pc, e->prev.pc)));
 	if (e->fields & TCMP_FIELD_LR)
 		len += tcmp_put_varint(out + len, tcmp_zigzag(r->lr - e->prev.lr));
 	if (e->fields & TCMP_FIELD_EXC)
@@ -297,13 +385,16 @@ int tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
 	if (e->fields & TCMP_FIELD_THREAD)
 		len += tcmp_put_varint(out + len, tcmp_zigzag(r->thread - e->prev.thread));
 	if (stack) {
-		len += code_stack(out + len, e, r);
+		len += v12 ? code_thread_stack(out + len, e, r) : code_stack(out + len, e, r);
 		if (len > tcmp_frame_room(f))
 			return 0;
-		e->refs[e->count % TCMP_STACK_REF_WINDOW] = (struct tcmp_stack_ref){r->sp, r->n, r->stack};
+		e->refs[e->count % TCMP_STACK_REF_WINDOW] =
+			(struct tcmp_stack_ref){r->sp, r->n, record_thread(e, r), r->stack};
 	}
 	tcmp_frame_bytes(f, out, len);
 	e->prev = *r;
+	memmove(&e->pcs[1], &e->pcs[0], sizeof e->pcs - sizeof e->pcs[0]);
+	e->pcs[0] = r->pc;
 	e->count++;
 	return 1;
 }

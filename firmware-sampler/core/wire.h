@@ -102,25 +102,29 @@ struct tcmp_record {
 
 /* A stack an encoded record may refer to: an earlier record's. */
 struct tcmp_stack_ref {
-	uint32_t sp, n;
+	uint32_t sp, n, thread;
 	const uint32_t *words;
 };
 
 /*
  * DATA: begin, then add records until tcmp_data_add() says the frame is
  * full, then finish (writes the record count). Each record is coded
- * against the previous one of the same frame, a stack against one of the
- * TCMP_STACK_REF_WINDOW before it.
+ * against records before it in the same frame (coding, TCMP_CODING_*): a
+ * stack against one of the TCMP_STACK_REF_WINDOW before it, in V12 the PC
+ * against one of the last TCMP_PC_SLOTS.
  */
+#define TCMP_PC_SLOTS 4u
 struct tcmp_data_enc {
 	struct tcmp_frame *f;
-	uint8_t fields;
+	uint8_t fields, coding;
 	uint16_t count;
 	struct tcmp_record prev;
+	uint32_t pcs[TCMP_PC_SLOTS]; /* the last PCs of the frame, the newest first */
 	struct tcmp_stack_ref refs[TCMP_STACK_REF_WINDOW]; /* record count - r at [(count - r) % W] */
 	uint8_t scratch[TCMP_MAX_STACK_RECORD_BYTES];
 };
-void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint32_t first);
+void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint8_t coding,
+		     uint32_t first);
 /*
  * Adds r and returns 1 if the frame has room for it, else returns 0 and
  * leaves the frame as it was. The room rule (protocol.md, DATA): without

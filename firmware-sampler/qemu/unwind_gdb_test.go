@@ -25,6 +25,11 @@ type gdbStop struct {
 	AtTop    bool       `json:"at_top"`
 	StackTop uint32     `json:"stack_top"`
 	Frames   []gdbFrame `json:"frames"`
+	// The current thread, the top of its stack and the words below it
+	// (absent before the first thread runs).
+	Thread    uint32   `json:"thread"`
+	ThreadTop uint32   `json:"thread_top"`
+	Root      []uint32 `json:"root"`
 }
 
 type gdbFrame struct {
@@ -132,13 +137,15 @@ func physicalFrames(frames []gdbFrame) []gdbPhysical {
 	return out
 }
 
-// unwindNames unwinds a stop's snapshot of k words and symbolizes each
-// frame into its inline chain; inner is how many of the names are the
-// first frame's.
-func unwindNames(img *tcelf.Image, u *tcelf.Unwinder, s gdbStop, k int) (names []frameName, inner int, stop tcelf.UnwindStop) {
+// snapshot is what a sample of s with k stack words holds.
+func snapshot(s gdbStop, k int) tcelf.StackSnapshot {
 	n := min(k, len(s.Words))
-	snap := tcelf.StackSnapshot{PC: s.PC, SP: s.SP, LR: s.LR, Words: s.Words[:n], AtTop: s.AtTop && len(s.Words) <= k}
-	frames, stop := u.Unwind(snap)
+	return tcelf.StackSnapshot{PC: s.PC, SP: s.SP, LR: s.LR, Words: s.Words[:n], AtTop: s.AtTop && len(s.Words) <= k}
+}
+
+// frameNames symbolizes each frame into its inline chain; inner is how
+// many of the names are the first frame's.
+func frameNames(img *tcelf.Image, frames []tcelf.UnwoundFrame) (names []frameName, inner int) {
 	for i, f := range frames {
 		for _, fr := range img.Symbolize(f.PC) {
 			names = append(names, frameName{fr.Function, fr.Line})
@@ -147,7 +154,7 @@ func unwindNames(img *tcelf.Image, u *tcelf.Unwinder, s gdbStop, k int) (names [
 			inner = len(names)
 		}
 	}
-	return names, inner, stop
+	return names, inner
 }
 
 // gdbSkipsInline drops the innermost inline frames of the first frame that
@@ -173,6 +180,14 @@ func gdbSkipsInline(got []frameName, inner int, gdb []frameName) ([]frameName, b
 // lies inside the snapshot (and any further frame the unwinder gives) is
 // compared by function and call-site line, inline frames and tail calls
 // included; the innermost by function (its line is the sampled PC's).
+//
+// At K = 32 the stops' stacks are then completed as the profile completes
+// a capture's (elf.CompleteStacks): from the other stops of the same
+// thread, and with the words below the top of the thread's stack read at
+// the thread's last stop (as a sampler could send them once, at the end
+// of a run). Every completed frame is compared with gdb's like the
+// others, and a stack that claims to be complete must hold all of gdb's
+// frames.
 func TestUnwindAgreesWithGDB(t *testing.T) {
 	elfPath, _ := defaultImage(t)
 	needGDB(t)
@@ -185,73 +200,141 @@ func TestUnwindAgreesWithGDB(t *testing.T) {
 	if err != nil || !u.HasCFI() {
 		t.Fatalf("no CFI: %v", err)
 	}
-	for _, k := range []int{32, 64} {
-		t.Run(fmt.Sprintf("K=%d", k), func(t *testing.T) {
-			var compared, agreed, deep, skipped, pcLines int
-			stopKinds := map[tcelf.UnwindStop]int{}
-			var report []string
+	lastRoot := map[uint32]gdbStop{} // by thread: its last stop's root words
+	for _, s := range stops {
+		if s.Thread != 0 {
+			lastRoot[s.Thread] = s
+		}
+	}
+	for _, c := range []struct {
+		name            string
+		k               int
+		complete, roots bool
+		// The share of stops whose stack must reach its root (the
+		// thread's entry or the exception entry); 0: not asserted.
+		wantComplete float64
+	}{
+		{"K=32", 32, false, false, 0},
+		{"K=64", 64, false, false, 0},
+		{"K=32,completed", 32, true, false, 0},
+		{"K=32,completed,roots", 32, true, true, 0.95},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			unwound := make([]tcelf.UnwoundStack, len(stops))
 			for i, s := range stops {
-				phys := physicalFrames(s.Frames)
-				if len(phys) == 0 {
-					continue
+				snap := snapshot(s, c.k)
+				if r, ok := lastRoot[s.Thread]; c.roots && ok {
+					snap.Root, snap.Top = r.Root, r.ThreadTop
 				}
-				end := uint64(s.SP) + 4*uint64(min(k, len(s.Words)))
-				var want []frameName // the frames within the snapshot's depth
-				var valid []frameName
-				for j, p := range phys {
-					valid = append(valid, p.names...)
-					if j == 0 || uint64(p.sp) <= end && len(want) == len(valid)-len(p.names) {
-						want = append(want, p.names...)
-					}
-				}
-				got, inner, stop := unwindNames(img, u, s, k)
-				if g, ok := gdbSkipsInline(got, inner, valid); ok {
-					got = g
-					skipped++
-				}
-				stopKinds[stop]++
-				if len(want) > 3 {
-					deep++
-				}
-				n := max(len(want), len(got))
-				bad := false
-				for j := 0; j < n; j++ {
-					compared++
-					switch {
-					case j >= len(got) || j >= len(valid):
-						bad = true
-					case j == 0 && got[0].Function == valid[0].Function:
-						// The sampled PC's own line is the symbolizer's
-						// (checked against llvm-symbolizer in elf/);
-						// gdb takes the line of the nearest is_stmt row.
-						agreed++
-						if got[0].Line != valid[0].Line {
-							pcLines++
-						}
-					case got[j] == valid[j]:
-						agreed++
-					default:
-						bad = true
-					}
-				}
-				if bad && len(report) < 20 {
-					report = append(report, fmt.Sprintf("stop %d pc %#x sp %#x lr %#x (%d words, %v):\n    gdb    %v\n    within %v\n    tcmprof %v",
-						i, s.PC, s.SP, s.LR, min(k, len(s.Words)), stop, valid, want, got))
-				}
+				unwound[i].Frames, unwound[i].Stop = u.Unwind(snap)
+				unwound[i].Thread = s.Thread
 			}
-			share := float64(agreed) / float64(compared)
-			t.Logf("%d stops, %d of %d frames agree (%.2f %%); %d stops with more than 3 frames in depth; "+
-				"%d stops on an inlined block's first instruction; %d sampled PCs on another line than gdb's; unwinds ended: %v",
-				len(stops), agreed, compared, 100*share, deep, skipped, pcLines, stopKinds)
-			if len(report) > 0 {
-				t.Logf("disagreements:\n  %s", strings.Join(report, "\n  "))
+			if c.complete {
+				tcelf.CompleteStacks(unwound)
 			}
-			if share < 0.99 {
-				t.Errorf("%.2f %% of the frames agree with gdb, want at least 99 %%", 100*share)
-			}
-			if compared < 3*len(stops) {
-				t.Errorf("only %d frames compared in %d stops: the stops did not reach into call stacks", compared, len(stops))
+			if complete := compareWithGDB(t, img, stops, c.k, unwound); complete < c.wantComplete {
+				t.Errorf("%.1f %% of the stacks are complete, want at least %.0f %%", 100*complete, 100*c.wantComplete)
 			}
 		})
 	}
+}
+
+// compareWithGDB counts the frames of unwound (one per stop, unwound
+// from k words) that agree with gdb's backtrace, and the stacks that are
+// complete (it returns their share), and fails below 99 % agreement.
+func compareWithGDB(t *testing.T, img *tcelf.Image, stops []gdbStop, k int, unwound []tcelf.UnwoundStack) float64 {
+	t.Helper()
+	var compared, agreed, deep, skipped, pcLines, complete, completedFrames, completedAgreed int
+	stopKinds := map[tcelf.UnwindStop]int{}
+	var report []string
+	for i, s := range stops {
+		phys := physicalFrames(s.Frames)
+		if len(phys) == 0 {
+			continue
+		}
+		end := uint64(s.SP) + 4*uint64(min(k, len(s.Words)))
+		var want []frameName // the frames within the snapshot's depth
+		var valid []frameName
+		for j, p := range phys {
+			valid = append(valid, p.names...)
+			if j == 0 || uint64(p.sp) <= end && len(want) == len(valid)-len(p.names) {
+				want = append(want, p.names...)
+			}
+		}
+		uw := unwound[i]
+		got, inner := frameNames(img, uw.Frames)
+		// The names of the frames that did not come from the stop's own
+		// words: completed from other stops, or unwound through the root
+		// words.
+		own := len(uw.Frames) - uw.Completed
+		for own > 1 && uw.Frames[own-1].Root {
+			own--
+		}
+		ownNames, _ := frameNames(img, uw.Frames[:own])
+		borrowed := len(got) - len(ownNames)
+		if g, ok := gdbSkipsInline(got, inner, valid); ok {
+			got = g
+			skipped++
+		}
+		stopKinds[uw.Stop]++
+		if uw.Stop.Complete() {
+			complete++
+		}
+		if len(want) > 3 {
+			deep++
+		}
+		n := max(len(want), len(got))
+		if uw.Stop.Complete() && s.XPSR&0x1FF == 0 {
+			// Complete in thread mode: gdb has nothing above it either
+			// (in a handler, gdb's frames above the exception entry on
+			// the thread's stack are cut: physicalFrames).
+			n = max(n, len(valid))
+		}
+		bad := false
+		for j := 0; j < n; j++ {
+			compared++
+			isBorrowed := j >= len(got)-borrowed && j < len(got)
+			if isBorrowed {
+				completedFrames++
+			}
+			switch {
+			case j >= len(got) || j >= len(valid):
+				bad = true
+			case j == 0 && got[0].Function == valid[0].Function:
+				// The sampled PC's own line is the symbolizer's
+				// (checked against llvm-symbolizer in elf/);
+				// gdb takes the line of the nearest is_stmt row.
+				agreed++
+				if got[0].Line != valid[0].Line {
+					pcLines++
+				}
+			case got[j] == valid[j]:
+				agreed++
+				if isBorrowed {
+					completedAgreed++
+				}
+			default:
+				bad = true
+			}
+		}
+		if bad && len(report) < 20 {
+			report = append(report, fmt.Sprintf("stop %d pc %#x sp %#x lr %#x thread %#x (%d words, %v, %d names borrowed):\n    gdb    %v\n    within %v\n    tcmprof %v",
+				i, s.PC, s.SP, s.LR, s.Thread, min(k, len(s.Words)), uw.Stop, borrowed, valid, want, got))
+		}
+	}
+	share := float64(agreed) / float64(compared)
+	t.Logf("%d stops, %d complete (%.1f %%); %d of %d frames agree (%.2f %%), %d of %d completed frames; %d stops with more than 3 frames in depth; "+
+		"%d stops on an inlined block's first instruction; %d sampled PCs on another line than gdb's; unwinds ended: %v",
+		len(stops), complete, 100*float64(complete)/float64(len(stops)), agreed, compared, 100*share, completedAgreed, completedFrames,
+		deep, skipped, pcLines, stopKinds)
+	if len(report) > 0 {
+		t.Logf("disagreements:\n  %s", strings.Join(report, "\n  "))
+	}
+	if share < 0.99 {
+		t.Errorf("%.2f %% of the frames agree with gdb, want at least 99 %%", 100*share)
+	}
+	if compared < 3*len(stops) {
+		t.Errorf("only %d frames compared in %d stops: the stops did not reach into call stacks", compared, len(stops))
+	}
+	return float64(complete) / float64(len(stops))
 }

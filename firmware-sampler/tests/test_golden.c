@@ -86,18 +86,24 @@ static void test_header_with_build_id(void)
 }
 
 /* Encodes records into DATA frames the way the sampler does. */
-static void data_frames(uint8_t fields, uint32_t first, const struct tcmp_record *r, size_t n)
+static void data_frames_coded(uint8_t fields, uint8_t coding, uint32_t first, const struct tcmp_record *r,
+			      size_t n)
 {
 	size_t i = 0;
 	while (i < n) {
 		struct tcmp_data_enc e;
-		tcmp_data_begin(&e, &frame, fields, first + (uint32_t)i);
+		tcmp_data_begin(&e, &frame, fields, coding, first + (uint32_t)i);
 		for (; i < n && tcmp_data_add(&e, &r[i]); i++)
 			;
 		tcmp_data_finish(&e);
 		CHECK(frame.len + 4 <= TCMP_MAX_PAYLOAD);
 		seal();
 	}
+}
+
+static void data_frames(uint8_t fields, uint32_t first, const struct tcmp_record *r, size_t n)
+{
+	data_frames_coded(fields, TCMP_CODING_V10, first, r, n);
 }
 
 static const struct tcmp_record mixed[5] = {
@@ -233,6 +239,45 @@ static void test_stack_data_frames(void)
 	built_len = 0;
 	data_frames(0x1F, 0, r, 9);
 	expect_file("data_stack_fill.bin", built, built_len);
+}
+
+/* Protocol 1.2's record coding: gen.py's *_v12 vectors. */
+static void test_v12_data_frames(void)
+{
+	static const uint32_t pcs[] = {0x60001234u, 0x00000100u, 0x60001238u, 0x00000100u,
+				       0x60800000u, 0x6000123cu, 0x60800010u, 0x00000104u,
+				       0x60001234u, 0x80000000u, 0xfffffffeu, 0x60001234u};
+	struct tcmp_record r[12];
+	for (size_t i = 0; i < 12; i++)
+		r[i] = (struct tcmp_record){.pc = pcs[i]};
+	built_len = 0;
+	data_frames_coded(TCMP_FIELD_PC, TCMP_CODING_V12, 0, r, 12);
+	expect_file("data_pc_v12.bin", built, built_len);
+
+	built_len = 0;
+	data_frames_coded(0x0F, TCMP_CODING_V12, 1000, mixed, 5);
+	expect_file("data_all_fields_v12.bin", built, built_len);
+
+	/* gen.py's v12_stack: the eight STACK records, then thread A
+	 * shallower (two words above record 5's top), thread B deeper. The
+	 * records keep their thread ids also without the THREAD field, as
+	 * the ISR stores them: the encoder must not use them then. */
+	static const uint32_t shallow[10] = {0x6000200bu, 0x20208c34u, 0x2020198cu, 0x00000020u, 0x60002f41u,
+					     0xaaaaaaaau, 0x20201ff8u, 0x6000b387u, 0x20201fe0u, 0x60000101u};
+	static const uint32_t deeper[7] = {0x00000002u, 0x60003301u, 0x00000001u, 0x60003201u,
+					   0x20203f40u, 0x6000b387u, 0};
+	struct tcmp_record s[10];
+	stack_records(s);
+	s[8] = (struct tcmp_record){.pc = 0x60001008u, .lr = 0x60001235u, .thread = 0x20001000u, .sp = 0x20201f90u,
+				    .n = 10, .stack = shallow};
+	s[9] = (struct tcmp_record){.pc = 0x60003004u, .lr = 0x60003101u, .thread = 0x20003400u, .sp = 0x20203ef8u,
+				    .n = 7, .stack = deeper};
+	built_len = 0;
+	data_frames_coded(0x1F, TCMP_CODING_V12, 20, s, 10);
+	expect_file("data_stack_v12.bin", built, built_len);
+	built_len = 0;
+	data_frames_coded(TCMP_FIELD_PC | TCMP_FIELD_LR | TCMP_FIELD_STACK, TCMP_CODING_V12, 0, s, 10);
+	expect_file("data_stack_pc_lr_v12.bin", built, built_len);
 }
 
 static void test_header_of_a_stack_run(void)
@@ -388,6 +433,42 @@ static void test_drain_replays(void)
 	expect_file("drain_all_fields.bin", got, got_n);
 }
 
+/* A host asks for the 1.2 coding in START's byte 7 (cmd_start_v12.bin);
+ * the HEADER says the run uses it and the DATA frames are coded so. */
+static void test_drain_replay_v12(void)
+{
+	struct tcmp_port_config cfg = fake_config;
+	cfg.build_id = build_id;
+	cfg.build_id_len = sizeof build_id;
+	fake_reset(&cfg);
+	size_t n = load("cmd_start_v12.bin");
+	tcmp_rx(golden, n);
+	port.out_len = 0; /* the START reply */
+	for (uint32_t i = 0; i < 610; i++) {
+		uint32_t pc, lr, xpsr, thread;
+		sample_at(i, &pc, &lr, &xpsr, &thread);
+		fake_sample(pc, lr, xpsr);
+	}
+	tcmp_poll();
+	struct tcmp_status st;
+	tcmp_get_status(&st);
+	CHECK_EQ_U(st.coding, TCMP_CODING_V12);
+	n = load("cmd_drain_all.bin");
+	tcmp_rx(golden, n);
+	static uint8_t got[1 << 16];
+	size_t got_n = port.out_len;
+	memcpy(got, port.out, got_n);
+	expect_file("drain_pc_v12.bin", got, got_n);
+
+	/* A coding the core does not know is the 1.0 one, as on a 1.1 core. */
+	fake_reset(&cfg);
+	uint8_t b[16] = {0x10, 0x27, 0, 0, 25, TCMP_FIELD_PC, TCMP_MODE_SNAPSHOT, 7, 0x58, 0x02};
+	fake_command(TCMP_CMD_START, b, sizeof b);
+	tcmp_get_status(&st);
+	CHECK_EQ_U(st.state, TCMP_STATE_RUNNING);
+	CHECK_EQ_U(st.coding, TCMP_CODING_V10);
+}
+
 /* Feeds a golden command file; returns the single REPLY's status. */
 static int command_reply(const char *name, uint8_t want_command)
 {
@@ -499,6 +580,8 @@ const struct test_case golden_tests[] = {
 	{"golden/end_and_reply", test_end_and_reply},
 	{"golden/threads", test_threads},
 	{"golden/drain_replays", test_drain_replays},
+	{"golden/v12_data_frames", test_v12_data_frames},
+	{"golden/drain_replay_v12", test_drain_replay_v12},
 	{"golden/commands", test_commands},
 	{"golden/mixed_stream_is_answered", test_mixed_stream_is_answered},
 	{NULL, NULL},

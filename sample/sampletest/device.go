@@ -41,8 +41,11 @@ type Faults struct {
 // Serve for each connection; the run's state survives a hang-up, so a
 // second Serve resumes with the records still held.
 type Device struct {
-	Capacity      uint32 // records the buffer holds
-	ProtoMajor    uint8  // protocol major in HEADER; 0 = sample.ProtoMajor
+	Capacity   uint32 // records the buffer holds
+	ProtoMajor uint8  // protocol major in HEADER; 0 = sample.ProtoMajor
+	// ProtoMinor is the protocol minor in HEADER; 0 = sample.ProtoMinor.
+	// Below 2 the device codes records as 1.1 did, whatever START asks.
+	ProtoMinor    uint8
 	CPUHz         uint32
 	TimerHz       uint32
 	DefaultRateHz uint32
@@ -78,6 +81,7 @@ type Device struct {
 	mode     sample.Mode
 	fields   sample.Fields
 	stackK   uint8 // K of a STACK run
+	coding   sample.Coding
 	jitter   uint8
 	rate     uint32
 	target   uint32 // samples the run takes
@@ -302,10 +306,17 @@ func (d *Device) header() *sample.Header {
 	if major == 0 {
 		major = sample.ProtoMajor
 	}
-	return &sample.Header{ProtoMajor: major, ProtoMinor: sample.ProtoMinor, SamplerVersion: [3]uint8{0, 1, 0},
+	return &sample.Header{ProtoMajor: major, ProtoMinor: d.minor(), SamplerVersion: [3]uint8{0, 1, 0}, Coding: d.coding,
 		State: d.state, Mode: d.mode, Fields: d.fields | sample.FieldPC, JitterPct: d.jitter, CPUHz: d.CPUHz, TimerHz: d.TimerHz,
 		IntervalTicks: d.TimerHz / rate, Capacity: d.Capacity, Taken: d.taken, Dropped: d.taken - d.stored,
 		Stored: d.stored, HeldFrom: d.heldFrom, BuildID: d.BuildID, StackWords: d.stackK}
+}
+
+func (d *Device) minor() uint8 {
+	if d.ProtoMinor == 0 {
+		return sample.ProtoMinor
+	}
+	return d.ProtoMinor
 }
 
 func (d *Device) start(c *sample.Start) error {
@@ -333,6 +344,11 @@ func (d *Device) start(c *sample.Start) error {
 	if status == sample.StatusOK {
 		d.state, d.mode, d.fields, d.jitter, d.rate = sample.StateRunning, c.Mode, c.Fields, c.JitterPct, rate
 		d.stackK = k
+		// As the firmware: a coding it does not know is the 1.0 one.
+		d.coding = sample.CodingV10
+		if d.minor() >= 2 && c.Coding == sample.CodingV12 {
+			d.coding = c.Coding
+		}
 		d.taken, d.stored, d.sent, d.heldFrom = 0, 0, 0, 0
 		d.target = d.Capacity
 		if c.Count > 0 {
@@ -521,13 +537,13 @@ func (d *Device) sendRecords(from, end uint32, fields sample.Fields) error {
 // filled as the firmware fills it, and returns how many it sent.
 func (d *Device) sendFrame(from, end uint32, fields sample.Fields) (uint32, error) {
 	d.mu.Lock()
-	k := d.stackK
+	k, coding := d.stackK, d.coding
 	d.mu.Unlock()
 	recs := make([]sample.Record, min(end-from, sample.MaxPayload))
 	for i := range recs {
 		recs[i] = d.record(from+uint32(i), fields, k)
 	}
-	data := sample.FillData(from, fields, recs)
+	data := sample.FillData(from, fields, coding, recs)
 	return uint32(len(data.Records)), d.sendData(data)
 }
 

@@ -3,7 +3,8 @@
 writes, per stop, one JSON line: the registers a sample holds (pc, sp, lr,
 xpsr), up to WORDS words of the stack above sp (never past the top of the
 stack sp is in: the current thread's stack_info, or the interrupt stack),
-and gdb's own backtrace with each frame's function, file, line, kind
+the current thread, the top of its stack and the 32 words below it, and
+gdb's own backtrace with each frame's function, file, line, kind
 (normal, inline, tailcall: rebuilt from DWARF call-site data, signal: an
 exception entry) and stack pointer. firmware-sampler/qemu/unwind_gdb_test.go unwinds the same
 registers and memory and compares.
@@ -22,6 +23,7 @@ import threading
 import gdb
 
 U32 = 0xFFFFFFFF
+ROOT_WORDS = 32
 
 
 def reg(frame, name):
@@ -133,6 +135,17 @@ def main():
             record["words"] = [int.from_bytes(mem[i:i + 4], "little") for i in range(0, len(mem), 4)]
             record["at_top"] = n < words
             record["stack_top"] = bounds[1]
+        # The thread and the top of its stack, as a sampler knows them:
+        # the test completes stacks across stops of one thread, and from
+        # the words below its stack's top (ROOT_WORDS of them).
+        cur = gdb.parse_and_eval("_current")
+        if int(cur) != 0:  # 0 before the first thread
+            info = cur["stack_info"]
+            top = (int(info["start"]) + int(info["size"])) & U32
+            record["thread"] = int(cur) & U32
+            record["thread_top"] = top
+            mem = bytes(gdb.selected_inferior().read_memory(top - 4 * ROOT_WORDS, 4 * ROOT_WORDS))
+            record["root"] = [int.from_bytes(mem[i:i + 4], "little") for i in range(0, len(mem), 4)]
         record["frames"] = backtrace()
         out.write(json.dumps(record) + "\n")
         out.flush()

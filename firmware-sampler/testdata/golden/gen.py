@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Golden vectors of the tcmprof wire protocol (docs/protocol.md), v1.1.
+"""Golden vectors of the tcmprof wire protocol (docs/protocol.md), v1.2.
 
 Written from the spec alone, independently of the C encoder (core/) and the
 Go decoder (sample/): both test suites compare their bytes with the files
@@ -15,8 +15,8 @@ and lists, per .bin file, the frames it holds in order, decoded:
     {"file": "...", "description": "...",
      "frames": [{"type": "DATA", "type_code": 2, "payload_hex": "...", ...fields}],
      "non_frame_segments": ["hex", ...]}       (only in mixed_stream.bin)
-A DATA frame also carries "fields" (the run's field set, which the frame
-itself does not hold); a record of a STACK run carries "sp" and "stack"
+A DATA frame also carries "fields" and "coding" (the run's field set and
+record coding, which the frame itself does not hold); a record of a STACK run carries "sp" and "stack"
 (its n words, "0x%08x" strings). 32-bit addresses and ids are "0x%08x"
 strings; other integers are JSON numbers.
 
@@ -36,6 +36,8 @@ MAX_PAYLOAD = 512
 MAX_RECORD = 17
 STACK_WORDS_MAX = 64
 STACK_REF_WINDOW = 16
+CODING_V10, CODING_V12 = 0, 1
+PC_SLOTS = 4
 # the other fields (17), SP (5), n and ref (1 each), one run pair (2), K literals of 5
 MAX_STACK_RECORD = 17 + 5 + 1 + 1 + 2 + 5 * STACK_WORDS_MAX
 
@@ -122,12 +124,12 @@ def zigzag(d):
 # --- device -> host frames ---------------------------------------------------
 
 def header(state, mode, fields, jitter, cpu_hz, timer_hz, mean, capacity,
-           taken, dropped, stored, held_from, build_id=b"", stack_words=0):
-    body = struct.pack("<BBBBBBBBBB", 1, 1, 0, 2, 0, state, mode, fields, jitter, 0)
+           taken, dropped, stored, held_from, build_id=b"", stack_words=0, coding=CODING_V10):
+    body = struct.pack("<BBBBBBBBBB", 1, 2, 0, 2, 0, state, mode, fields, jitter, coding)
     body += struct.pack("<IIIIIIII", cpu_hz, timer_hz, mean, capacity, taken, dropped, stored, held_from)
     body += bytes([len(build_id)]) + build_id + bytes([stack_words])
     p = payload(HEADER, body)
-    desc = {"type": "HEADER", "proto_major": 1, "proto_minor": 1, "sampler_version": [0, 2, 0],
+    desc = {"type": "HEADER", "proto_major": 1, "proto_minor": 2, "sampler_version": [0, 2, 0], "coding": coding,
             "state": state, "mode": mode, "fields": fields, "jitter_pct": jitter,
             "cpu_hz": cpu_hz, "timer_hz": timer_hz, "mean_interval_ticks": mean,
             "capacity": capacity, "taken": taken, "dropped": dropped, "stored": stored,
@@ -185,11 +187,68 @@ def encode_stack(rec, prev, earlier):
     return bytes(out + varint(best_ref) + best)
 
 
-def encode_record(fields, rec, prev, earlier=()):
-    """rec coded against prev; earlier are the records before it in its
-    frame (oldest first), the references a stack may use."""
+def thread_ref(fields, rec, earlier):
+    """V12: the nearest of the 16 records before rec in its frame with the
+    same thread (every thread is 0 without THREAD) whose words overlap rec's."""
+    sp, n = rec["sp"], len(rec["stack"])
+    thread = (lambda r: r["thread"]) if fields & FIELD_THREAD else (lambda r: 0)
+    for ref in list(earlier)[::-1][:STACK_REF_WINDOW]:
+        if thread(ref) == thread(rec) and \
+                ref["sp"] < sp + 4 * n and sp < ref["sp"] + 4 * len(ref["stack"]):
+            return ref
+    return None
+
+
+def encode_thread_stack(fields, rec, prev, earlier):
+    """V12 STACK: sp delta and n as in V10; with words, varint(common) and
+    the literals. Of rec's words under the reference's top, the highest
+    `common` equal the reference's words at their addresses; every other
+    word is varint(zigzag(word - the reference's word there, or 0))."""
+    out = bytearray(varint(zigzag(s32(rec["sp"] - prev["sp"]))))
+    words, sp = rec["stack"], rec["sp"]
+    out += varint(len(words))
+    if not words:
+        return bytes(out)
+    ref = thread_ref(fields, rec, earlier)
+    below = common = 0
+    if ref is not None:
+        top = ref["sp"] + 4 * len(ref["stack"])
+        below = min(max((top - sp) // 4, 0), len(words))
+        while common < below and covered_word(ref, sp + 4 * (below - common - 1)) == words[below - common - 1]:
+            common += 1
+    out += varint(common)
+    for i, w in enumerate(words):
+        if below - common <= i < below:
+            continue
+        base = covered_word(ref, (sp + 4 * i) & 0xFFFFFFFF) or 0
+        out += varint(zigzag(s32(w - base)))
+    return bytes(out)
+
+
+def nearest_pc(pc, pcs):
+    """V12 PC: zigzag(halfword delta) from the recent PC that makes it
+    smallest (the newest of equals), above that PC's slot in two bits."""
+    best, slot = min((zigzag(s32(pc - h) >> 1), j) for j, h in enumerate(pcs))
+    code = best << 2 | slot
+    assert code < 1 << 33
     out = bytearray()
-    out += varint(zigzag(s32(rec["pc"] - prev["pc"]) >> 1))
+    while code >= 0x80:
+        out.append((code & 0x7F) | 0x80)
+        code >>= 7
+    out.append(code)
+    return bytes(out)
+
+
+def encode_record(fields, rec, prev, earlier=(), coding=CODING_V10):
+    """rec coded against prev; earlier are the records before it in its
+    frame (oldest first), the references a stack may use, and in V12 the
+    last four of them the PCs the PC may be coded against."""
+    out = bytearray()
+    if coding == CODING_V12:
+        pcs = [r["pc"] for r in list(earlier)[::-1][:PC_SLOTS]]
+        out += nearest_pc(rec["pc"], pcs + [0] * (PC_SLOTS - len(pcs)))
+    else:
+        out += varint(zigzag(s32(rec["pc"] - prev["pc"]) >> 1))
     if fields & FIELD_LR:
         out += varint(zigzag(s32(rec["lr"] - prev["lr"])))
     if fields & FIELD_EXC:
@@ -197,7 +256,10 @@ def encode_record(fields, rec, prev, earlier=()):
     if fields & FIELD_THREAD:
         out += varint(zigzag(s32(rec["thread"] - prev["thread"])))
     if fields & FIELD_STACK:
-        out += encode_stack(rec, prev, earlier)
+        if coding == CODING_V12:
+            out += encode_thread_stack(fields, rec, prev, earlier)
+        else:
+            out += encode_stack(rec, prev, earlier)
     return bytes(out)
 
 
@@ -215,7 +277,7 @@ def record_desc(fields, rec):
     return d
 
 
-def data_frames(fields, first, recs):
+def data_frames(fields, first, recs, coding=CODING_V10):
     """DATA frames for recs numbered from first: [(payload, desc), ...].
     Without STACK a frame takes records while the worst-case record (17
     bytes) still fits; with STACK while the next record itself fits."""
@@ -228,26 +290,26 @@ def data_frames(fields, first, recs):
         # payload = 1 type + body + 4 crc
         while i + k < len(recs):
             if fields & FIELD_STACK:
-                rec = encode_record(fields, recs[i + k], prev, recs[i:i + k])
+                rec = encode_record(fields, recs[i + k], prev, recs[i:i + k], coding)
                 if 1 + len(body) + len(rec) + 4 > MAX_PAYLOAD:
                     break
             elif 1 + len(body) + MAX_RECORD + 4 <= MAX_PAYLOAD:
-                rec = encode_record(fields, recs[i + k], prev)
+                rec = encode_record(fields, recs[i + k], prev, recs[i:i + k], coding)
             else:
                 break
             body += rec
             prev = recs[i + k]
             k += 1
         struct.pack_into("<H", body, 4, k)
-        desc = {"type": "DATA", "first_index": first + i, "count": k, "fields": fields,
+        desc = {"type": "DATA", "first_index": first + i, "count": k, "fields": fields, "coding": coding,
                 "records": [record_desc(fields, r) for r in recs[i:i + k]]}
         frames.append((payload(DATA, bytes(body)), desc))
         i += k
     return frames
 
 
-def data_frame(fields, first, recs):
-    frames = data_frames(fields, first, recs)
+def data_frame(fields, first, recs, coding=CODING_V10):
+    frames = data_frames(fields, first, recs, coding)
     assert len(frames) == 1
     return frames[0]
 
@@ -286,14 +348,16 @@ def threads_frames(entries):
 
 # --- host -> device frames ---------------------------------------------------
 
-def cmd_start(rate, jitter, fields, mode, count, duration_ms, stack_words=None):
-    """START; stack_words None sends the 16-byte body of protocol 1.0."""
-    body = struct.pack("<IBBBBII", rate, jitter, fields, mode, 0, count, duration_ms)
+def cmd_start(rate, jitter, fields, mode, count, duration_ms, stack_words=None, coding=CODING_V10):
+    """START; stack_words None sends the 16-byte body of protocol 1.0 (whose
+    reserved byte 1.2 reads as the coding)."""
+    body = struct.pack("<IBBBBII", rate, jitter, fields, mode, coding, count, duration_ms)
     if stack_words is not None:
         body += bytes([stack_words])
     p = payload(START, body)
     return p, {"type": "START", "rate_hz": rate, "jitter_pct": jitter, "fields": fields,
-               "mode": mode, "count": count, "duration_ms": duration_ms, "stack_words": stack_words or 0}
+               "mode": mode, "count": count, "duration_ms": duration_ms, "stack_words": stack_words or 0,
+               "coding": coding}
 
 
 def cmd_plain(ctype):
@@ -328,13 +392,13 @@ THREAD_TABLE = [(0x20001000, "main"), (0x20003400, "sysworkq"),
 SCEN = dict(cpu_hz=600000000, timer_hz=24000000, mean=2400)  # rate 10 kHz
 
 
-def drain_file(fields, words, n, first, count, with_threads):
+def drain_file(fields, words, n, first, count, with_threads, coding=CODING_V10):
     recs = [sample_at(i) for i in range(n)]
     endi = first + count if count else n
     capacity = 16384 // words
     frames = [header(2, 0, fields, 25, SCEN["cpu_hz"], SCEN["timer_hz"], SCEN["mean"], capacity,
-                     n, 0, n, 0, BUILD_ID)]
-    frames += data_frames(fields, first, recs[first:endi])
+                     n, 0, n, 0, BUILD_ID, coding=coding)]
+    frames += data_frames(fields, first, recs[first:endi], coding)
     if with_threads:
         frames += threads_frames(THREAD_TABLE)
     frames.append(end(0, first, endi, n, 0, n))
@@ -492,6 +556,38 @@ def files():
         "DATA, STACK fill rule: records are added while they themselves fit, %d bytes left in the first frame" % room,
         frames)
 
+    # --- protocol 1.2's record coding (V12) ---------------------------------
+    v12_pcs = [0x60001234, 0x00000100, 0x60001238, 0x00000100, 0x60800000, 0x6000123c, 0x60800010,
+               0x00000104, 0x60001234, 0x80000000, 0xfffffffe, 0x60001234]
+    add("data_pc_v12.bin",
+        "DATA, PC only, coding 1.2: a PC against the nearest of the last four (flash, ITCM, a testbench "
+        "8 MB up), repeats, and the 33-bit codes of the farthest deltas",
+        [data_frame(FIELD_PC, 0, [{"pc": p} for p in v12_pcs], CODING_V12)])
+    add("data_all_fields_v12.bin", "DATA, PC+LR+EXC+THREAD, coding 1.2",
+        [data_frame(0x0F, 1000, recs, CODING_V12)])
+    # Thread A again, shallower and cut by K: its two highest words lie
+    # above record 5's top and go as literals.
+    v12_stack = stack_recs + [
+        {"pc": 0x60001008, "lr": 0x60001235, "exc": 0, "thread": 0x20001000, "sp": 0x20201f90,
+         "stack": a0[4:] + [0x20201fe0, 0x60000101]},
+        # Thread B deeper: two new words, then B's five.
+        {"pc": 0x60003004, "lr": 0x60003101, "exc": 0, "thread": 0x20003400, "sp": 0x20203ef8,
+         "stack": [0x00000002, 0x60003301, 0x00000001, 0x60003201, 0x20203f40, 0x6000b387, 0x00000000]},
+    ]
+    add("data_stack_v12.bin",
+        "DATA, PC+LR+EXC+THREAD+STACK, coding 1.2: each stack against its thread's last overlapping one "
+        "(none for a thread's first, none on the interrupt stack), common words down from the reference's "
+        "top, literals below them and above that top; first index 20",
+        [data_frame(0x1F, 20, v12_stack, CODING_V12)])
+    add("data_stack_pc_lr_v12.bin", "DATA, PC+LR+STACK, coding 1.2: without THREAD, the last overlapping stack",
+        [data_frame(FIELD_PC | FIELD_LR | FIELD_STACK, 0, v12_stack, CODING_V12)])
+    add("cmd_start_v12.bin", "START asking for coding 1.2: 10 kHz, 25 % jitter, PC, snapshot, 600 samples",
+        [cmd_start(10000, 25, FIELD_PC, 0, 600, 0, coding=CODING_V12)])
+    frames = drain_file(FIELD_PC, 1, 600, 0, 0, False, CODING_V12)
+    add("drain_pc_v12.bin",
+        "DRAIN(0, 0) answer of the 600-record PC snapshot started by cmd_start_v12.bin: HEADER (coding 1), "
+        "%d DATA, END (tests/test_golden.c replays it)" % (len(frames) - 2), frames)
+
     add("end.bin", "END DRAINED, then END STREAM_STOPPED",
         [end(0, 10, 60, 1000, 0, 1000), end(1, 0, 4096, 5000, 904, 4096)])
     add("reply.bin", "REPLY with every status, and to an unreadable frame (command 0)",
@@ -541,7 +637,7 @@ def files():
 def main():
     check = "--check" in sys.argv[1:]
     bad = []
-    index = {"protocol": "1.1", "limits": {"max_payload": MAX_PAYLOAD, "max_record_bytes": MAX_RECORD,
+    index = {"protocol": "1.2", "limits": {"max_payload": MAX_PAYLOAD, "max_record_bytes": MAX_RECORD,
                                          "max_stack_record_bytes": MAX_STACK_RECORD,
                                          "stack_words_max": STACK_WORDS_MAX,
                                          "stack_ref_window": STACK_REF_WINDOW}, "files": []}

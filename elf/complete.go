@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package elf
+
+// Completion of stacks that the snapshot's depth cut short, from other
+// samples of the same thread.
+//
+// A frame's callers do not change while the frame is live: a function
+// activation at stack address SP, stopped at the same call, was called by
+// the same chain of callers whichever sample sees it. A sample taken
+// deeper in the call tree copies K words from a lower SP and loses the
+// outer frames; a sample taken while the thread was shallower reaches
+// them. So a truncated stack whose outermost frame (PC and SP) appears in
+// other samples of its thread takes the callers those samples unwound
+// above that frame.
+//
+// The same PC at the same SP can still be two activations: a function
+// called from two places whose frames happen to be the same size. The
+// samples then disagree on the callers above that frame, and the stack is
+// completed only as far as all of them agree; a different caller that no
+// sample reached stays a risk, which the gdb oracle
+// (firmware-sampler/qemu/unwind_gdb_test.go) measures.
+
+// UnwoundStack is one sample's unwind as completion reads and extends it.
+type UnwoundStack struct {
+	// Thread names the stack the frames live on: the sample's thread id
+	// (0 when unknown, which makes all samples one thread). Frames of two
+	// threads never complete each other.
+	Thread uint32
+	// Frames and Stop are Unwind's result; CompleteStacks appends the
+	// completed frames and updates Stop.
+	Frames []UnwoundFrame
+	Stop   UnwindStop
+	// Completed is how many of the outermost Frames came from other
+	// samples (0: the stack is the sample's own unwind).
+	Completed int
+}
+
+// frameKey is a frame as completion matches it: its thread, PC, SP and
+// whether it is a tail-call frame (which shares its SP with the frame
+// above it). An interrupted frame matches a call at the same PC and SP:
+// both are the function's state at that instruction.
+type frameKey struct {
+	thread, pc, sp uint32
+	tail           bool
+}
+
+func keyOf(thread uint32, f UnwoundFrame) frameKey {
+	return frameKey{thread, f.PC, f.SP, f.TailCall}
+}
+
+// suffix is what the samples holding a frame agree lies above it.
+type suffix struct {
+	frames []UnwoundFrame
+	stop   UnwindStop
+}
+
+// CompleteStacks extends every stack in stacks that ended at StopDepth
+// with the frames the other stacks of its thread unwound above its
+// outermost frame, as far as those stacks agree, repeating from the new
+// outermost frame while the stack stays truncated by depth. It changes
+// Frames, Stop and Completed of the stacks it extends; the others, and the
+// frames each stack unwound itself, stay as they are.
+func CompleteStacks(stacks []UnwoundStack) {
+	type holder struct{ stack, pos int }
+	holders := map[frameKey][]holder{}
+	for i := range stacks {
+		s := &stacks[i]
+		for p, f := range s.Frames {
+			k := keyOf(s.Thread, f)
+			holders[k] = append(holders[k], holder{i, p})
+		}
+	}
+	// Every stack's own frames, before any is extended: a donor gives
+	// what it unwound, never what it was given.
+	own := make([]suffix, len(stacks))
+	for i := range stacks {
+		own[i] = suffix{stacks[i].Frames, stacks[i].Stop}
+	}
+	agreed := map[frameKey]suffix{}
+	above := func(k frameKey) suffix {
+		if s, ok := agreed[k]; ok {
+			return s
+		}
+		var cands []suffix
+		for _, h := range holders[k] {
+			o := own[h.stack]
+			if h.pos+1 < len(o.frames) {
+				cands = append(cands, suffix{o.frames[h.pos+1:], o.stop})
+			}
+		}
+		s := agree(cands)
+		agreed[k] = s
+		return s
+	}
+	for i := range stacks {
+		s := &stacks[i]
+		for s.Stop == StopDepth && len(s.Frames) < MaxUnwindFrames {
+			add := above(keyOf(s.Thread, s.Frames[len(s.Frames)-1]))
+			if len(add.frames) == 0 {
+				break
+			}
+			add.frames = add.frames[:min(len(add.frames), MaxUnwindFrames-len(s.Frames))]
+			s.Frames = append(s.Frames[:len(s.Frames):len(s.Frames)], add.frames...)
+			s.Completed += len(add.frames)
+			s.Stop = add.stop
+		}
+	}
+}
+
+// agree is what the candidate suffixes (the frames above one frame in
+// several samples) have in common: the longest, when every other is a
+// prefix of it (with a stop that says complete if one of the longest
+// does); else the frames before the first position where two differ, as a
+// stack still truncated by depth.
+func agree(cands []suffix) suffix {
+	if len(cands) == 0 {
+		return suffix{}
+	}
+	long := cands[0]
+	for _, c := range cands[1:] {
+		if len(c.frames) > len(long.frames) || len(c.frames) == len(long.frames) && c.stop.Complete() {
+			long = c
+		}
+	}
+	// A candidate that differs from the longest at i agrees with it before
+	// i, so the first such i over all of them is where two first differ.
+	cut := len(long.frames)
+	for _, c := range cands {
+		for i := 0; i < min(len(c.frames), cut); i++ {
+			if !sameFrame(c.frames[i], long.frames[i]) {
+				cut = i
+				break
+			}
+		}
+	}
+	if cut < len(long.frames) {
+		return suffix{long.frames[:cut:cut], StopDepth}
+	}
+	return long
+}
+
+// sameFrame compares two frames as stacks: where their return addresses
+// were read does not matter.
+func sameFrame(a, b UnwoundFrame) bool {
+	a.Root, b.Root = false, false
+	return a == b
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sample
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// codingWorkload is records shaped like a firmware's: PCs in a few hot
+// functions far apart (flash, ITCM, a testbench 8 MB up), three threads
+// whose stacks keep their outer frames while the inner ones change, some
+// samples in handler mode on the interrupt stack, copies cut by K at
+// varying depths (so a stack's copy may end above or below the last one
+// of its thread), and SPs outside any stack (no words).
+func codingWorkload(n int, seed uint64) []Record {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	hot := []uint32{0x60002000, 0x6000a400, 0x00000400, 0x60800000, 0x6000f000}
+	type thread struct {
+		id, top uint32
+		words   []uint32 // the stack from its top down, innermost last
+	}
+	threads := []*thread{{id: 0x20001000, top: 0x20202000}, {id: 0x20003400, top: 0x20204000}, {id: 0x20000c80, top: 0x20206000}}
+	for _, th := range threads {
+		for i := 0; i < 40; i++ {
+			th.words = append(th.words, 0x60000001+rng.Uint32N(0x10000))
+		}
+	}
+	const k = 32
+	recs := make([]Record, n)
+	for i := range recs {
+		th := threads[rng.IntN(len(threads))]
+		// The inner frames change: pop a few words, push a few new ones.
+		th.words = th.words[:max(4, len(th.words)-rng.IntN(6))]
+		for range rng.IntN(6) {
+			th.words = append(th.words, rng.Uint32())
+		}
+		r := Record{
+			PC:     hot[rng.IntN(len(hot))] + 2*rng.Uint32N(64),
+			LR:     hot[rng.IntN(len(hot))] + 2*rng.Uint32N(64) + 1,
+			Thread: th.id,
+		}
+		switch rng.IntN(10) {
+		case 0: // handler mode, near the interrupt stack's top
+			r.Exc = 16 + 31
+			r.SP = 0x20210ff0
+			r.Stack = []uint32{4, 0x60004101, 0xfffffffd, 0x12345678}
+		case 1: // an SP the port knows no stack for
+			r.SP = 0x10000000
+		default:
+			d := len(th.words)
+			r.SP = th.top - 4*uint32(d)
+			for j := d - 1; j >= max(0, d-k); j-- {
+				r.Stack = append(r.Stack, th.words[j])
+			}
+		}
+		recs[i] = r
+	}
+	return recs
+}
+
+// frameAll frames recs as a device would and decodes the frames again;
+// returns what came back and the bytes on the wire.
+func frameAll(t *testing.T, fields Fields, coding Coding, recs []Record) ([]Record, int) {
+	t.Helper()
+	d := NewDecoder(fields)
+	d.SetCoding(coding)
+	var got []Record
+	size := 0
+	for first := 0; first < len(recs); {
+		data := FillData(uint32(first), fields, coding, recs[first:])
+		w, err := EncodeFrame(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += len(w)
+		evs := d.Feed(w)
+		if len(evs) != 1 || evs[0].Frame == nil {
+			t.Fatalf("frame at %d: %+v", first, evs)
+		}
+		got = append(got, evs[0].Frame.(*Data).Records...)
+		first += len(data.Records)
+	}
+	return got, size
+}
+
+// Both codings bring back every record exactly, for every field set; on
+// records with hot code in a few places and stacks that keep their outer
+// frames, the 1.2 coding is the smaller, with and without stacks.
+func TestCodingsRoundTrip(t *testing.T) {
+	recs := codingWorkload(3000, 7)
+	for _, fields := range []Fields{FieldPC, FieldPC | FieldLR, FieldPC | FieldExc, FieldPC | FieldLR | FieldExc | FieldThread,
+		FieldPC | FieldLR | FieldStack, knownFields} {
+		want := make([]Record, len(recs))
+		for i, r := range recs {
+			w := Record{Index: uint32(i), PC: r.PC}
+			if fields&FieldLR != 0 {
+				w.LR = r.LR
+			}
+			if fields&FieldExc != 0 {
+				w.Exc = r.Exc
+			}
+			if fields&FieldThread != 0 {
+				w.Thread = r.Thread
+			}
+			if fields&FieldStack != 0 {
+				w.SP, w.Stack = r.SP, r.Stack
+			}
+			want[i] = w
+		}
+		var size [2]int
+		for i, coding := range []Coding{CodingV10, CodingV12} {
+			got, n := frameAll(t, fields, coding, want)
+			if !reflect.DeepEqual(got, want) {
+				for j := range got {
+					if !reflect.DeepEqual(got[j], want[j]) {
+						t.Fatalf("%v, coding %v: record %d = %+v, want %+v", fields, coding, j, got[j], want[j])
+					}
+				}
+				t.Fatalf("%v, coding %v: %d records back of %d", fields, coding, len(got), len(want))
+			}
+			size[i] = n
+		}
+		t.Logf("%v: %.2f bytes per record in 1.0, %.2f in 1.2", fields, float64(size[0])/float64(len(recs)), float64(size[1])/float64(len(recs)))
+		if size[1] >= size[0] {
+			t.Errorf("%v: 1.2 coding takes %d bytes, 1.0 %d", fields, size[1], size[0])
+		}
+	}
+}
+
+// The decoder refuses a 1.2 stack that claims common words its thread's
+// last record does not hold, and a PC code wider than 33 bits.
+func TestCodingV12Refusals(t *testing.T) {
+	c := newRecordCoder(FieldPC|FieldLR|FieldStack, CodingV12)
+	// PC 0, LR 0, SP 0x100, 2 words, 1 common: no reference.
+	if _, _, err := c.read([]byte{0, 0, 0x80, 0x04, 2, 1, 0}); err != errStackSame {
+		t.Errorf("common words without a reference: %v", err)
+	}
+	c = newRecordCoder(FieldPC, CodingV12)
+	if _, _, err := c.read([]byte{0x80, 0x80, 0x80, 0x80, 0x20}); err != errVarint {
+		t.Errorf("a 34-bit PC code: %v", err)
+	}
+	if r, _, err := c.read([]byte{0xfc, 0xff, 0xff, 0xff, 0x1f}); err != nil || r.PC != 0x80000000 {
+		t.Errorf("a 33-bit PC code: %+v, %v", r, err)
+	}
+}
