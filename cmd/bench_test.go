@@ -8,7 +8,9 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -182,4 +184,55 @@ func TestBenchCommandErrors(t *testing.T) {
 	if got := withDefaultPort("localhost"); got != "localhost:7" {
 		t.Errorf("withDefaultPort(localhost) = %q", got)
 	}
+}
+
+// TestReadmeBenchWithoutABoard runs the README's board-free try of bench
+// udp-echo as written (on free ports instead of 7007 and 7008): socat's
+// echo, then the bench, which must print its table.
+func TestReadmeBenchWithoutABoard(t *testing.T) {
+	if _, err := exec.LookPath("socat"); err != nil {
+		t.Skip("socat not found (run `make deps`)")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var socatLine, benchLine string
+	for _, line := range strings.Split(string(readme), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "socat UDP4-LISTEN:7007"):
+			socatLine = strings.TrimSuffix(line, " &")
+		case strings.HasPrefix(line, "tcmprof bench udp-echo 127.0.0.1:7007"):
+			benchLine = line
+		}
+	}
+	if socatLine == "" || benchLine == "" {
+		t.Fatalf("README has no board-free bench (socat %q, bench %q)", socatLine, benchLine)
+	}
+	listen, loop := freeUDPPort(t), freeUDPPort(t)
+	ports := strings.NewReplacer("7007", fmt.Sprint(listen), "7008", fmt.Sprint(loop))
+	socat := strings.Fields(ports.Replace(socatLine))
+	cmd := exec.Command(socat[0], socat[1:]...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	args := strings.Fields(ports.Replace(benchLine))[1:]
+	args = append(args, "--probe-timeout", "3s") // socat may take a moment to bind
+	code, stdout, stderr := tcmprof(args...)
+	if code != 0 || !strings.Contains(stdout, "lossless rate") || !strings.Contains(stdout, "2000") {
+		t.Errorf("%s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+}
+
+// freeUDPPort returns a UDP port on loopback that nothing holds now.
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
 }
