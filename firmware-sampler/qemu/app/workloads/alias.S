@@ -17,20 +17,10 @@
 	.syntax unified
 	.thumb
 
-/* ALIAS_FN name: 1024 bytes, 255 four-byte instructions and a return. */
+#include "straight.inc"
+
 	.macro ALIAS_FN name
-	.section .text.\name, "ax", %progbits
-	.balign 4
-	.global \name
-	.type \name, %function
-	.thumb_func
-\name:
-	.rept 255
-	eor.w	r0, r0, r1, ror #7
-	.endr
-	bx	lr
-	nop
-	.size \name, . - \name
+	STRAIGHT_FN \name, eor.w r0, r0, r1, ror #7
 	.endm
 
 	/* A row: the three groups' members side by side (3 KB), then 13 KB of
@@ -58,12 +48,7 @@ alias_keep:
 
 /* void workload_alias(uint32_t seed): every member of every group, group
  * by group within a row, row by row (G0M0 G1M0 G2M0 G0M1 ...). */
-	.section .text.workload_alias, "ax", %progbits
-	.balign 4
-	.global workload_alias
-	.type workload_alias, %function
-	.thumb_func
-workload_alias:
+	FUNC workload_alias
 	push	{r4, lr}
 	mov	r1, r0
 	ldr	r4, =alias_keep

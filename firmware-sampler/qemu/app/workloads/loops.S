@@ -12,13 +12,10 @@
 	.syntax unified
 	.thumb
 
+#include "straight.inc"
+
 	.macro LOOP_FN name
-	.section .text.\name, "ax", %progbits
-	.balign 4
-	.global \name
-	.type \name, %function
-	.thumb_func
-\name:
+	FUNC \name
 	movs	r2, #200
 1:	eor.w	r0, r0, r1, ror #3
 	adds	r1, r1, #1
@@ -28,33 +25,13 @@
 	.size \name, . - \name
 	.endm
 
-	.macro STRAIGHT_FN name
-	.section .text.\name, "ax", %progbits
-	.balign 4
-	.global \name
-	.type \name, %function
-	.thumb_func
-\name:
-	.rept 255
-	add.w	r0, r0, r1, ror #11
-	.endr
-	bx	lr
-	nop
-	.size \name, . - \name
-	.endm
-
 	.irp k, 0, 1, 2, 3, 4, 5
 	LOOP_FN loop_k\k
-	STRAIGHT_FN straight_k\k
+	STRAIGHT_FN straight_k\k, add.w r0, r0, r1, ror #11
 	.endr
 
 /* void workload_loops(uint32_t seed): each loop, then each straight run. */
-	.section .text.workload_loops, "ax", %progbits
-	.balign 4
-	.global workload_loops
-	.type workload_loops, %function
-	.thumb_func
-workload_loops:
+	FUNC workload_loops
 	push	{r4, lr}
 	mov	r1, r0
 	.irp k, 0, 1, 2, 3, 4, 5
