@@ -8,7 +8,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,7 +209,7 @@ func TestReadmeBenchWithoutABoard(t *testing.T) {
 	if socatLine == "" || benchLine == "" {
 		t.Fatalf("README has no board-free bench (socat %q, bench %q)", socatLine, benchLine)
 	}
-	listen, loop := freeUDPPort(t), freeUDPPort(t)
+	listen, loop := echotest.FreeUDPPort(t), echotest.FreeUDPPort(t)
 	ports := strings.NewReplacer("7007", fmt.Sprint(listen), "7008", fmt.Sprint(loop))
 	socat := strings.Fields(ports.Replace(socatLine))
 	cmd := exec.Command(socat[0], socat[1:]...)
@@ -224,15 +223,4 @@ func TestReadmeBenchWithoutABoard(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "lossless rate") || !strings.Contains(stdout, "2000") {
 		t.Errorf("%s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
 	}
-}
-
-// freeUDPPort returns a UDP port on loopback that nothing holds now.
-func freeUDPPort(t *testing.T) int {
-	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
 }

@@ -4,23 +4,13 @@ package loadtest
 
 import (
 	"fmt"
-	"net"
 	"os/exec"
 	"strconv"
 	"testing"
 	"time"
-)
 
-// freeUDPPort returns a loopback UDP port that was free a moment ago.
-func freeUDPPort(t testing.TB) int {
-	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
+	"github.com/tcmprof/tcmprof/loadtest/echotest"
+)
 
 // startSocat runs a UDP echo nobody here wrote: socat, without a fork per
 // datagram. UDP4-LISTEN answers the first peer's datagrams through the
@@ -32,7 +22,7 @@ func startSocat(t testing.TB) string {
 	if _, err := exec.LookPath("socat"); err != nil {
 		t.Skip("socat not found (run `make deps`)")
 	}
-	listen, loop := freeUDPPort(t), freeUDPPort(t)
+	listen, loop := echotest.FreeUDPPort(t), echotest.FreeUDPPort(t)
 	cmd := exec.Command("socat", fmt.Sprintf("UDP4-LISTEN:%d,bind=127.0.0.1", listen),
 		fmt.Sprintf("UDP4-DATAGRAM:127.0.0.1:%d,bind=127.0.0.1:%d", loop, loop))
 	if err := cmd.Start(); err != nil {

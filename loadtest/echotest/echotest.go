@@ -263,3 +263,15 @@ func listen(t testing.TB) *net.UDPConn {
 	}
 	return conn
 }
+
+// FreeUDPPort returns a loopback UDP port that was free a moment ago, for
+// a peer that binds its own (socat).
+func FreeUDPPort(t testing.TB) int {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
