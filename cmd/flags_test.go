@@ -223,8 +223,8 @@ func TestArgCountErrorsShowUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"report", "--build-dir", "build"}, "accepts 1 arg(s), received 0; usage: tcmprof report (--elf FILE | --build-dir DIR) CAPTURE [flags]"},
-		{[]string{"rank", "a", "b"}, "accepts 1 arg(s), received 2; usage: tcmprof rank "},
+		{[]string{"report", "--build-dir", "build"}, "requires at least 1 arg(s), only received 0; usage: tcmprof report (--elf FILE | --build-dir DIR) CAPTURE[:WEIGHT]... [flags]"},
+		{[]string{"rank"}, "requires at least 1 arg(s), only received 0; usage: tcmprof rank "},
 		{[]string{"plan", "--build-dir", "build"}, "received 0; usage: tcmprof plan "},
 		{[]string{"profile", "-o", "p.pb.gz"}, "received 0; usage: tcmprof profile "},
 		{[]string{"view"}, "received 0; usage: tcmprof view "},

@@ -28,6 +28,7 @@ import (
 // demoBuild is one build of the QEMU demo firmware.
 type demoBuild struct {
 	dir, opt, elf, mapFile string
+	workload               string // the Makefile's WORKLOAD, "" for the demo's own echo
 }
 
 // skipWithoutQEMU skips an end-to-end test under -short or without the
@@ -44,11 +45,17 @@ func skipWithoutQEMU(t *testing.T) {
 
 func buildDemo(t *testing.T, dir, opt, fragment string) demoBuild {
 	t.Helper()
-	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: dir, Opt: opt, ITCMFragment: fragment})
+	return buildWorkload(t, dir, opt, "", fragment)
+}
+
+// buildWorkload builds the demo with a planner workload (qemu.BuildOptions.Workload).
+func buildWorkload(t *testing.T, dir, opt, workload, fragment string) demoBuild {
+	t.Helper()
+	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: dir, Opt: opt, Workload: workload, ITCMFragment: fragment})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return demoBuild{dir, opt, elfPath, mapPath}
+	return demoBuild{dir, opt, elfPath, mapPath, workload}
 }
 
 // relinkDemo relinks b with an ITCM fragment into dir. The objects are
@@ -59,7 +66,7 @@ func relinkDemo(t *testing.T, b demoBuild, dir, fragment string) demoBuild {
 	if out, err := exec.Command("cp", "-a", b.dir, dir).CombinedOutput(); err != nil {
 		t.Fatalf("cp -a %s %s: %v\n%s", b.dir, dir, err, out)
 	}
-	return buildDemo(t, dir, b.opt, fragment)
+	return buildWorkload(t, dir, b.opt, b.workload, fragment)
 }
 
 // captureDemo boots elfPath in QEMU and captures 4000 samples.

@@ -80,6 +80,9 @@ type BuildOptions struct {
 	// NIC "lan9118" adds the board's Ethernet controller as a second
 	// interface of the echo (StartOptions.EchoForward reaches it); "" none.
 	NIC string
+	// Workload adds a planner workload to every echo (the Makefile's
+	// WORKLOAD: "alias", "loops" or "mixed"); "" none.
+	Workload string
 	// Log receives make's output; nil keeps it only for the error message.
 	Log io.Writer
 }
@@ -108,6 +111,13 @@ func Build(opts BuildOptions) (elfPath, mapPath string, err error) {
 		args = append(args, "NIC="+opts.NIC)
 	default:
 		return "", "", fmt.Errorf("qemu build: NIC %q is not lan9118", opts.NIC)
+	}
+	switch opts.Workload {
+	case "":
+	case "alias", "loops", "mixed":
+		args = append(args, "WORKLOAD="+opts.Workload)
+	default:
+		return "", "", fmt.Errorf("qemu build: workload %q is not alias, loops or mixed", opts.Workload)
 	}
 	if opts.ITCMFragment != "" {
 		frag, err := filepath.Abs(opts.ITCMFragment)
