@@ -438,6 +438,12 @@ func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (Un
 	}
 	ra := next.val[regLR]
 	next.set(regSP, uint32(cfa))
+	if fromRoot && (ra >= excReturnMin || ra == 0) {
+		// Root words are another moment's: only a call's return address
+		// read there continues the stack. An EXC_RETURN or a 0 there is
+		// what the thread did then, no proof of where this stack ends.
+		return none, *regs, StopDepth, false
+	}
 	switch {
 	case ra >= excReturnMin:
 		return exceptionFrame(s, ra, uint32(cfa), next)
@@ -446,6 +452,9 @@ func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (Un
 	}
 	site, ok := CallSite(u.code, ra)
 	if !ok {
+		if fromRoot {
+			return none, *regs, StopDepth, false // a stale word, as above
+		}
 		return none, *regs, StopNotACall, false
 	}
 	next.set(regPC, site)

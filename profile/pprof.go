@@ -23,8 +23,9 @@ const (
 	LabelThread  = "thread"  // name from the capture's thread table
 	LabelState   = "state"   // "busy" or "idle" under the idle rules
 	// LabelCompleted (a numeric label, frames) is on the samples whose
-	// outermost callers were completed from other samples of the thread
-	// rather than unwound from their own stack snapshot: how many of the
+	// outermost callers were not unwound from their own stack snapshot
+	// but through the words below the thread's stack top (protocol 1.3)
+	// or completed from other samples of the thread: how many of the
 	// locations, counted from the root, came that way.
 	LabelCompleted = "completed_frames"
 )
@@ -47,7 +48,7 @@ func SamplePeriod(h *sample.Header) int64 {
 // PC and its callers (the unwound stack, or the caller LR returns to where
 // LR was accepted), each caller's location being the call instruction so
 // pprof shows the calling line. Labels: region, library, context, thread,
-// state, and completed_frames where callers came from other samples.
+// state, and completed_frames where callers came from outside the sample.
 func (s *Symbolized) Profile() (*pprof.Profile, error) {
 	h := &s.Capture.Header
 	period := SamplePeriod(h)

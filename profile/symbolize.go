@@ -63,8 +63,10 @@ type Stack struct {
 	// returns to, when LR was accepted as the PC's caller (see LRStats).
 	Callers []*Site
 	// Completed is how many of the outermost Callers were not in the
-	// records' own snapshots but completed from other records of the
-	// thread that share the frame below them (elf.CompleteStacks).
+	// records' own snapshots: unwound through the words below the
+	// thread's stack top (Capture.StackTops, elf.UnwindThread) or
+	// completed from other records of the thread that share the frame
+	// below them (elf.CompleteStacks).
 	Completed int
 	Exc       uint16
 	Thread    uint32
@@ -78,10 +80,12 @@ type UnwindStats struct {
 	Records int // records with a stack snapshot
 	// Complete: unwound to the outermost frame, or to the entry of the
 	// exception that interrupted another stack's code; Completed of them
-	// only with frames from other records (elf.CompleteStacks).
+	// only with frames not in their own snapshot (the thread's stack-top
+	// words, other records).
 	Complete, Completed int
-	// CompletedFrames counts the frames completion added, to stacks that
-	// reached their root and to those still truncated.
+	// CompletedFrames counts the frames not from the records' own
+	// snapshots, in stacks that reached their root and in those still
+	// truncated.
 	CompletedFrames int
 	// TruncatedDepth: a caller's saved registers lay above the snapshot.
 	TruncatedDepth int
@@ -102,7 +106,7 @@ func (u UnwindStats) String() string {
 		return "no stacks"
 	}
 	p := func(n int) string { return wording.Percent(float64(n) / float64(u.Records)) }
-	return fmt.Sprintf("%d stacks, %.1f frames on average (%.1f completed from other samples): %d complete (%s; %d of them by completion), %d truncated by the snapshot's depth (%s), %d truncated by code the unwinder cannot pass (%s), %d failed at the first frame (%s; the validated LR stood in for %d)",
+	return fmt.Sprintf("%d stacks, %.1f frames on average (%.1f from the stack-top words or other samples): %d complete (%s; %d of them by completion), %d truncated by the snapshot's depth (%s), %d truncated by code the unwinder cannot pass (%s), %d failed at the first frame (%s; the validated LR stood in for %d)",
 		u.Records, float64(u.Frames)/float64(u.Records), float64(u.CompletedFrames)/float64(u.Records),
 		u.Complete, p(u.Complete), u.Completed, u.TruncatedDepth, p(u.TruncatedDepth),
 		u.Truncated, p(u.Truncated), u.Failed, p(u.Failed), u.FallbackLR)
@@ -320,11 +324,19 @@ func (r *resolver) unwindAll() []elf.UnwoundStack {
 		rec := &r.s.Capture.Records[i]
 		// Fewer words than K: the copy stopped at the stack's top (no
 		// words at all may also mean SP was outside the stack).
-		out[i].Frames, out[i].Stop = r.unwinder.Unwind(elf.StackSnapshot{
+		snap := elf.StackSnapshot{
 			PC: rec.PC, SP: rec.SP, LR: rec.LR, Words: rec.Stack,
 			AtTop: len(rec.Stack) > 0 && len(rec.Stack) < int(h.StackWords),
-		})
-		out[i].Thread = rec.Thread
+		}
+		// The thread's outermost frames, which no K words from SP reach
+		// under a large entry frame, from the words below its stack top
+		// (protocol 1.3's STACK_TOP). A sample in a handler, on the
+		// interrupt stack, ends at the exception entry before reaching
+		// them.
+		if top, ok := r.s.Capture.StackTops[rec.Thread]; ok && rec.Thread != 0 {
+			snap.Root, snap.Top = top.Words, top.Top
+		}
+		out[i] = r.unwinder.UnwindThread(snap, rec.Thread)
 	}
 	elf.CompleteStacks(out)
 	return out

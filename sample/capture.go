@@ -23,9 +23,13 @@ type Capture struct {
 	Header  Header            // the device's last HEADER of the run (its counters at drain time)
 	Records []Record          // received records, ascending by Index
 	Threads map[uint32]string // thread id → name, when the run had FieldThread
-	Missing []Range           // index ranges that never arrived, ascending
-	Host    HostInfo
-	Stats   DecodeStats
+	// StackTops are the words below each thread's stack top (protocol
+	// 1.3), by thread id, when the run had FieldThread and FieldStack and
+	// the device sent them.
+	StackTops map[uint32]StackTop
+	Missing   []Range // index ranges that never arrived, ascending
+	Host      HostInfo
+	Stats     DecodeStats
 	// Model is set when no device took the capture: tcmprof sim modelled
 	// it from an execution trace (docs/sim.md); nil for a real run.
 	Model *ModelInfo
@@ -205,6 +209,16 @@ func (c *Capture) Validate() error {
 	}
 	if mi != len(c.Missing) {
 		return fmt.Errorf("missing range %v is not next to the records", c.Missing[mi])
+	}
+	for id, t := range c.StackTops {
+		switch {
+		case h.Fields&(FieldThread|FieldStack) != FieldThread|FieldStack:
+			return fmt.Errorf("stack tops in a run without the THREAD and STACK fields (%v)", h.Fields)
+		case t.Thread != id:
+			return fmt.Errorf("stack top of thread %#x filed under %#x", t.Thread, id)
+		case len(t.Words) > MaxStackTopWords || 4*uint64(len(t.Words)) > uint64(t.Top):
+			return fmt.Errorf("thread %#x: %d stack-top words below %#x", id, len(t.Words), t.Top)
+		}
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ import (
 // newer major; minor versions only add JSON keys.
 const (
 	FileMajor = 1
-	FileMinor = 3 // 1.1: the "model" key; 1.2: the STACK field; 1.3: device.coding
+	FileMinor = 4 // 1.1: the "model" key; 1.2: the STACK field; 1.3: device.coding; 1.4: stack_tops
 )
 
 // fileMagic starts every capture file; the version follows on the same line.
@@ -38,6 +38,7 @@ type fileMeta struct {
 	RecordCount uint32       `json:"record_count"`
 	Missing     []Range      `json:"missing"`
 	Threads     []fileThread `json:"threads"`
+	StackTops   []StackTop   `json:"stack_tops,omitempty"` // format 1.4
 	Host        HostInfo     `json:"host"`
 	Stats       DecodeStats  `json:"stats"`
 	Model       *ModelInfo   `json:"model,omitempty"`
@@ -98,6 +99,10 @@ func (c *Capture) Write(w io.Writer) error {
 		meta.Threads = append(meta.Threads, fileThread{id, name})
 	}
 	sort.Slice(meta.Threads, func(i, j int) bool { return meta.Threads[i].ID < meta.Threads[j].ID })
+	for _, t := range c.StackTops {
+		meta.StackTops = append(meta.StackTops, t)
+	}
+	sort.Slice(meta.StackTops, func(i, j int) bool { return meta.StackTops[i].Thread < meta.StackTops[j].Thread })
 	js, err := json.MarshalIndent(meta, "", " ")
 	if err != nil {
 		return err
@@ -243,6 +248,12 @@ func parse(data []byte) (*Capture, error) {
 		c.Threads = make(map[uint32]string, len(meta.Threads))
 		for _, t := range meta.Threads {
 			c.Threads[t.ID] = t.Name
+		}
+	}
+	if len(meta.StackTops) > 0 {
+		c.StackTops = make(map[uint32]StackTop, len(meta.StackTops))
+		for _, t := range meta.StackTops {
+			c.StackTops[t.Thread] = t
 		}
 	}
 	// Every record takes at least one byte, which bounds the allocation.

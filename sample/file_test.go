@@ -116,6 +116,12 @@ func TestCaptureFileRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := syntheticCapture(tc.n, tc.fields, tc.missing)
+			if tc.name == "stack" { // format 1.4: what a 1.3 sampler sends after the threads
+				c.StackTops = map[uint32]StackTop{
+					0x20001000: {Thread: 0x20001000, Top: 0x20202000, Words: []uint32{0x60001235, 0, 0x20201f80}},
+					0x20001100: {Thread: 0x20001100, Top: 0x20204000, Words: make([]uint32, MaxStackTopWords)},
+				}
+			}
 			if tc.name == "pc" { // as tcmprof sim writes it
 				c.Model = &ModelInfo{Tool: "tcmprof sim", CacheSize: 32768, CacheWays: 2, LineSize: 32,
 					Policy: "lru", Penalty: 500, Unit: "zsock_sendto", Warmup: 300, Units: 2000, Cycles: 1 << 40}
@@ -150,6 +156,9 @@ func TestCaptureFileIsSelfDescribing(t *testing.T) {
 	}
 	if bytes.Contains(buf.Bytes(), []byte(`"model"`)) {
 		t.Error("a device's capture carries a model key")
+	}
+	if bytes.Contains(buf.Bytes(), []byte(`"stack_tops"`)) {
+		t.Error("a capture without stacks carries a stack_tops key")
 	}
 }
 
@@ -293,6 +302,24 @@ func TestValidate(t *testing.T) {
 		{"touching", func(c *Capture) { c.Missing = []Range{{5, 6}, {6, 8}} }, "overlap, touch"},
 		{"detached missing", func(c *Capture) { c.Missing = append(c.Missing, Range{100, 101}) }, "not next to"},
 		{"long build-id", func(c *Capture) { c.Header.BuildID = make([]byte, 33) }, "build-id"},
+		{"stack top without stacks", func(c *Capture) {
+			c.StackTops = map[uint32]StackTop{1: {Thread: 1, Top: 0x20000000}}
+		}, "without the THREAD and STACK"},
+		{"stack top filed wrongly", func(c *Capture) {
+			c.Header.Fields |= FieldThread | FieldStack
+			c.Header.StackWords = 32
+			c.StackTops = map[uint32]StackTop{1: {Thread: 2, Top: 0x20000000}}
+		}, "filed under"},
+		{"stack top too long", func(c *Capture) {
+			c.Header.Fields |= FieldThread | FieldStack
+			c.Header.StackWords = 32
+			c.StackTops = map[uint32]StackTop{1: {Thread: 1, Top: 0x20000000, Words: make([]uint32, 33)}}
+		}, "stack-top words"},
+		{"stack top below address 0", func(c *Capture) {
+			c.Header.Fields |= FieldThread | FieldStack
+			c.Header.StackWords = 32
+			c.StackTops = map[uint32]StackTop{1: {Thread: 1, Top: 8, Words: make([]uint32, 3)}}
+		}, "stack-top words"},
 	}
 	if err := ok().Validate(); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 // Protocol limits and version from firmware-sampler/docs/protocol.md.
 const (
 	ProtoMajor = 1
-	ProtoMinor = 2
+	ProtoMinor = 3
 
 	// MaxPayload is the largest payload (type ‖ body ‖ crc) of a frame.
 	MaxPayload = 512
@@ -67,35 +67,37 @@ type FrameType uint8
 
 // Frame types.
 const (
-	TypeHeader  FrameType = 0x01
-	TypeData    FrameType = 0x02
-	TypeEnd     FrameType = 0x03
-	TypeReply   FrameType = 0x04
-	TypeThreads FrameType = 0x05
-	TypeStart   FrameType = 0x81
-	TypeStop    FrameType = 0x82
-	TypeStatus  FrameType = 0x83
-	TypeDrain   FrameType = 0x84
-	TypeDone    FrameType = 0x85
+	TypeHeader   FrameType = 0x01
+	TypeData     FrameType = 0x02
+	TypeEnd      FrameType = 0x03
+	TypeReply    FrameType = 0x04
+	TypeThreads  FrameType = 0x05
+	TypeStackTop FrameType = 0x06 // protocol 1.3
+	TypeStart    FrameType = 0x81
+	TypeStop     FrameType = 0x82
+	TypeStatus   FrameType = 0x83
+	TypeDrain    FrameType = 0x84
+	TypeDone     FrameType = 0x85
 )
 
 var frameTypeNames = map[FrameType]string{
-	TypeHeader:  "HEADER",
-	TypeData:    "DATA",
-	TypeEnd:     "END",
-	TypeReply:   "REPLY",
-	TypeThreads: "THREADS",
-	TypeStart:   "START",
-	TypeStop:    "STOP",
-	TypeStatus:  "STATUS",
-	TypeDrain:   "DRAIN",
-	TypeDone:    "DONE",
+	TypeHeader:   "HEADER",
+	TypeData:     "DATA",
+	TypeEnd:      "END",
+	TypeReply:    "REPLY",
+	TypeThreads:  "THREADS",
+	TypeStackTop: "STACK_TOP",
+	TypeStart:    "START",
+	TypeStop:     "STOP",
+	TypeStatus:   "STATUS",
+	TypeDrain:    "DRAIN",
+	TypeDone:     "DONE",
 }
 
 func (t FrameType) String() string { return enumName(frameTypeNames, t, "type 0x%02x") }
 
 // Frame is one decoded frame: *Header, *Data, *End, *Reply, *Threads,
-// *Start, *Stop, *Status, *Drain, *Done or *Unknown.
+// *StackTop, *Start, *Stop, *Status, *Drain, *Done or *Unknown.
 type Frame interface {
 	Type() FrameType
 	appendBody(dst []byte) []byte
@@ -221,6 +223,23 @@ type Threads struct {
 	Entries []Thread
 }
 
+// MaxStackTopWords is the most words a STACK_TOP frame carries.
+const MaxStackTopWords = 32
+
+// StackTop is one STACK_TOP frame (protocol 1.3): the top of a thread's
+// stack and the words just below it, which the device reads once, in
+// thread context, when it sends the thread table. They hold the frames
+// that live as long as the thread (its entry function's saved registers
+// and return address), which a sample's K words from SP never reach below
+// a large entry frame, so the unwinder continues every sample of the
+// thread through them.
+// Its JSON form is the capture file's (docs/capture-format.md).
+type StackTop struct {
+	Thread uint32   `json:"thread"`
+	Top    uint32   `json:"top"`   // the address just above the stack
+	Words  []uint32 `json:"words"` // the memory at Top − 4·len(Words) … Top − 4
+}
+
 // Start is the START command.
 type Start struct {
 	RateHz     uint32 // 0 = the device default
@@ -255,16 +274,17 @@ type Unknown struct {
 	Body      []byte
 }
 
-func (*Header) Type() FrameType  { return TypeHeader }
-func (*Data) Type() FrameType    { return TypeData }
-func (*End) Type() FrameType     { return TypeEnd }
-func (*Reply) Type() FrameType   { return TypeReply }
-func (*Threads) Type() FrameType { return TypeThreads }
-func (*Start) Type() FrameType   { return TypeStart }
-func (*Stop) Type() FrameType    { return TypeStop }
-func (*Status) Type() FrameType  { return TypeStatus }
-func (*Drain) Type() FrameType   { return TypeDrain }
-func (*Done) Type() FrameType    { return TypeDone }
+func (*Header) Type() FrameType   { return TypeHeader }
+func (*Data) Type() FrameType     { return TypeData }
+func (*End) Type() FrameType      { return TypeEnd }
+func (*Reply) Type() FrameType    { return TypeReply }
+func (*Threads) Type() FrameType  { return TypeThreads }
+func (*StackTop) Type() FrameType { return TypeStackTop }
+func (*Start) Type() FrameType    { return TypeStart }
+func (*Stop) Type() FrameType     { return TypeStop }
+func (*Status) Type() FrameType   { return TypeStatus }
+func (*Drain) Type() FrameType    { return TypeDrain }
+func (*Done) Type() FrameType     { return TypeDone }
 func (u *Unknown) Type() FrameType {
 	return u.FrameType
 }
@@ -347,6 +367,16 @@ func (t *Threads) appendBody(b []byte) []byte {
 		b = binary.LittleEndian.AppendUint32(b, e.ID)
 		b = append(b, byte(len(e.Name)))
 		b = append(b, e.Name...)
+	}
+	return b
+}
+
+func (t *StackTop) appendBody(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, t.Thread)
+	b = binary.LittleEndian.AppendUint32(b, t.Top)
+	b = append(b, byte(len(t.Words)))
+	for _, w := range t.Words {
+		b = binary.LittleEndian.AppendUint32(b, w)
 	}
 	return b
 }
@@ -507,6 +537,19 @@ func parseBody(t FrameType, body []byte, fields Fields, coding Coding) (Frame, e
 			t.Entries = append(t.Entries, Thread{ID: id, Name: string(name)})
 		}
 		f = t
+	case TypeStackTop:
+		st := &StackTop{Thread: r.u32(), Top: r.u32()}
+		n := int(r.u8())
+		if n > MaxStackTopWords {
+			return nil, fmt.Errorf("%d stack-top words (at most %d)", n, MaxStackTopWords)
+		}
+		if uint64(n)*4 > uint64(st.Top) {
+			return nil, fmt.Errorf("%d stack-top words below address %#x", n, st.Top)
+		}
+		for i := 0; i < n && !r.bad; i++ {
+			st.Words = append(st.Words, r.u32())
+		}
+		f = st
 	case TypeStart:
 		s := &Start{RateHz: r.u32(), JitterPct: r.u8(), Fields: Fields(r.u8()), Mode: Mode(r.u8())}
 		s.Coding = Coding(r.u8()) // reserved (0) before 1.2

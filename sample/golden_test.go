@@ -102,6 +102,12 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 			th.Entries = append(th.Entries, Thread{ID: goldenNum(t, em, "id"), Name: em["name"].(string)})
 		}
 		return th
+	case "STACK_TOP":
+		st := &StackTop{Thread: n("thread"), Top: n("top")}
+		for _, w := range m["words"].([]any) {
+			st.Words = append(st.Words, goldenNum(t, map[string]any{"w": w}, "w"))
+		}
+		return st
 	case "START":
 		return &Start{RateHz: n("rate_hz"), JitterPct: uint8(n("jitter_pct")), Fields: Fields(n("fields")),
 			Mode: Mode(n("mode")), Count: n("count"), DurationMS: n("duration_ms"), StackWords: uint8(n("stack_words")),

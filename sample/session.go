@@ -134,9 +134,13 @@ type Session struct {
 	streamTotal uint64
 	set         *recordSet
 	threads     map[uint32]string
-	retries     uint64
-	rereqs      uint64
-	rerecs      uint64
+	stackTops   map[uint32]StackTop
+	// tableDone: an END came after the THREADS table, so the STACK_TOP
+	// frames that follow the table (protocol 1.3) came too, or never will.
+	tableDone bool
+	retries   uint64
+	rereqs    uint64
+	rerecs    uint64
 }
 
 // NewSession starts reading conn. Every byte read is first written to raw
@@ -389,6 +393,14 @@ func (s *Session) collect(f Frame) {
 		for _, t := range f.Entries {
 			s.threads[t.ID] = t.Name
 		}
+	case *StackTop:
+		if s.stackTops == nil {
+			s.stackTops = map[uint32]StackTop{}
+		}
+		s.stackTops[f.Thread] = *f
+	}
+	if _, ok := f.(*End); ok && s.threads != nil {
+		s.tableDone = true
 	}
 }
 
@@ -591,7 +603,8 @@ func (s *Session) Attach(ctx context.Context, stop <-chan struct{}) (*Capture, e
 	case h.State == StateIdle:
 		return nil, errors.New("the sampler holds no records (state idle); start a run without --attach")
 	case h.State == StateRunning && h.Mode == ModeStream:
-		s.set, s.threads, s.lastEnd, s.streamTotal = nil, nil, nil, 0
+		s.set, s.lastEnd, s.streamTotal = nil, nil, 0
+		s.resetTable(nil, nil)
 		return s.stream(ctx, h, stop, 0)
 	case h.State == StateRunning:
 		if h, err = s.waitHolding(ctx, Start{Fields: h.Fields}, 0, stop); err != nil {
@@ -658,7 +671,7 @@ func isClosed(c <-chan struct{}) bool {
 func (s *Session) Drain(ctx context.Context, h *Header) (*Capture, error) {
 	want := Range{h.HeldFrom, h.Stored}
 	s.set = newRecordSet(want)
-	s.threads = nil
+	s.resetTable(nil, nil)
 	s.header = h
 	s.dec.Follow(h)
 	return s.fetch(ctx, want, false)
@@ -689,7 +702,7 @@ func (s *Session) Resume(ctx context.Context, c *Capture) (*Capture, error) {
 	for _, r := range c.Records {
 		s.set.add(r)
 	}
-	s.threads = c.Threads
+	s.resetTable(c.Threads, c.StackTops)
 	s.header = h
 	s.dec.Follow(h)
 	s.retries, s.rereqs, s.rerecs = c.Stats.Retries, c.Stats.Rerequests, c.Stats.Rerequested
@@ -860,9 +873,18 @@ func (s *Session) drainRanges(ctx context.Context, reqs []Range, attempt int) er
 	return nil
 }
 
-// needThreads says the run records threads and no THREADS frame came yet.
+// needThreads says the run records threads and no THREADS frame came
+// yet, or, in a run with stacks too, the END after it did not, so the
+// STACK_TOP frames between them may still be on their way.
 func (s *Session) needThreads() bool {
-	return s.header.Fields&FieldThread != 0 && s.threads == nil
+	f := s.header.Fields
+	return f&FieldThread != 0 && (s.threads == nil || f&FieldStack != 0 && !s.tableDone)
+}
+
+// resetTable starts a run's thread table and stack tops: empty, or those of
+// a capture being resumed (which has them all when it has a table).
+func (s *Session) resetTable(threads map[uint32]string, tops map[uint32]StackTop) {
+	s.threads, s.stackTops, s.tableDone = threads, tops, threads != nil
 }
 
 // Received returns the current run as it has arrived so far: its records,
@@ -908,6 +930,7 @@ func (s *Session) receivedSoFar() *Capture {
 	}
 	c := s.capture()
 	c.Threads = maps.Clone(c.Threads)
+	c.StackTops = maps.Clone(c.StackTops)
 	return c
 }
 
@@ -917,6 +940,9 @@ func (s *Session) capture() *Capture {
 	c := &Capture{Header: h, Records: s.set.records(), Missing: s.set.missing(), Stats: s.Stats()}
 	if len(s.threads) > 0 {
 		c.Threads = s.threads
+	}
+	if len(s.stackTops) > 0 {
+		c.StackTops = s.stackTops
 	}
 	return c
 }
@@ -928,7 +954,7 @@ func (s *Session) Stream(ctx context.Context, st Start, maxDuration time.Duratio
 	st.Mode = ModeStream
 	s.set = newRecordSet(Range{0, 0})
 	s.set.grow = true
-	s.threads = nil
+	s.resetTable(nil, nil)
 	s.lastEnd = nil
 	s.streamTotal = uint64(st.Count)
 	if err := s.Start(ctx, st); err != nil {

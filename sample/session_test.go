@@ -550,3 +550,51 @@ func TestCodingNegotiated(t *testing.T) {
 		}
 	}
 }
+
+// A 1.3 device follows the thread table of a run with THREAD and STACK
+// with each thread's stack top: the capture carries them in a snapshot
+// (also when the line damages frames, so that some arrive only when asked
+// again) and in a stream. A 1.2 device sends none, and the capture is
+// complete without them.
+func TestStackTopsCollected(t *testing.T) {
+	fields := sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack
+	tops := []sample.StackTop{
+		{Thread: 0x20001000, Top: 0x20202000, Words: []uint32{0x60001235, 0, 0x20201f80}},
+		{Thread: 0x20001100, Top: 0x20204000, Words: make([]uint32, sample.MaxStackTopWords)},
+	}
+	for _, tt := range []struct {
+		minor  uint8
+		mode   sample.Mode
+		faults sampletest.Faults
+		want   int
+	}{
+		{3, sample.ModeSnapshot, sampletest.Faults{}, 2},
+		{3, sample.ModeSnapshot, sampletest.Faults{Seed: 5, CorruptOut: 0.003, SkipThreads: 1}, 2},
+		{3, sample.ModeStream, sampletest.Faults{}, 2},
+		{2, sample.ModeSnapshot, sampletest.Faults{}, 0},
+		{2, sample.ModeStream, sampletest.Faults{}, 0},
+	} {
+		d := newDevice(512, tt.faults)
+		d.ProtoMinor, d.StackTops = tt.minor, tops
+		s, _ := openSession(t, d, fastTimeouts())
+		var c *sample.Capture
+		var err error
+		if tt.mode == sample.ModeSnapshot {
+			c, err = s.Snapshot(context.Background(), sample.Start{Fields: fields}, 0, nil)
+		} else {
+			c, err = s.Stream(context.Background(), sample.Start{Fields: fields, Count: 512}, 0, nil)
+		}
+		if err != nil {
+			t.Fatalf("1.%d %v: %v", tt.minor, tt.mode, err)
+		}
+		checkTruth(t, d, c)
+		if len(c.StackTops) != tt.want || len(c.Threads) != 2 {
+			t.Fatalf("1.%d %v %+v: stack tops %v, threads %v", tt.minor, tt.mode, tt.faults, c.StackTops, c.Threads)
+		}
+		for _, want := range tops[:tt.want] {
+			if got := c.StackTops[want.Thread]; !reflect.DeepEqual(got, want) {
+				t.Errorf("1.%d %v: thread %#x's stack top %+v, sent %+v", tt.minor, tt.mode, want.Thread, got, want)
+			}
+		}
+	}
+}

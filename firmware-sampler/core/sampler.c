@@ -500,7 +500,30 @@ static void emit_thread(void *ctx, uint32_t id, const char *name)
 }
 #endif
 
-/* The thread table of a run with the THREAD field: at least one frame. */
+#if TCMP_ENABLE_THREAD && TCMP_ENABLE_STACK
+/*
+ * One thread's STACK_TOP frame: the words below the top of its stack, read
+ * here in thread context (the sample path never could: it may touch only
+ * DTCM, and a K-word copy from SP stops far below the top of a thread whose
+ * entry function keeps a large frame). They hold the frames that live as
+ * long as the thread, so one reading serves every sample of it.
+ */
+static void emit_stack_top(void *ctx, uint32_t id, const char *name)
+{
+	(void)ctx;
+	(void)name;
+	uint32_t size = 0;
+	const uint32_t *top = tcmp_port_thread_stack_top(id, &size);
+	if (top == NULL)
+		return;
+	uint32_t n = size / 4u < TCMP_STACK_TOP_WORDS ? size / 4u : TCMP_STACK_TOP_WORDS;
+	tcmp_encode_stack_top(&core.out, id, (uint32_t)(uintptr_t)top, top - n, (uint8_t)n);
+	send();
+}
+#endif
+
+/* The thread table of a run with the THREAD field: at least one frame;
+ * with STACK too, then each thread's stack top (1.3). */
 static void send_threads(void)
 {
 #if TCMP_ENABLE_THREAD
@@ -509,6 +532,10 @@ static void send_threads(void)
 	tcmp_threads_begin(&core.out);
 	tcmp_port_list_threads(emit_thread, NULL);
 	send();
+#if TCMP_ENABLE_STACK
+	if (core.fields & TCMP_FIELD_STACK)
+		tcmp_port_list_threads(emit_stack_top, NULL);
+#endif
 #endif
 }
 

@@ -119,7 +119,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define TCMP_PROTO_MAJOR 1u
-#define TCMP_PROTO_MINOR 2u
+#define TCMP_PROTO_MINOR 3u
 #define TCMP_SAMPLER_VERSION_MAJOR 0u
 #define TCMP_SAMPLER_VERSION_MINOR 2u
 #define TCMP_SAMPLER_VERSION_PATCH 0u
@@ -142,6 +142,11 @@ extern "C" {
 #define TCMP_STACK_WORDS_MIN 8u
 #define TCMP_STACK_WORDS_MAX 64u
 #define TCMP_STACK_WORDS_DEFAULT 32u
+/* Words below a thread's stack top sent once per thread in STACK_TOP (1.3):
+ * enough for the frames that live as long as the thread (its entry
+ * function's saved registers and return, the kernel's entry trampoline),
+ * which a K-word copy from SP never reaches below a large entry frame. */
+#define TCMP_STACK_TOP_WORDS 32u
 /* Record codings of DATA (protocol.md §3): what START asks for and HEADER
  * reports. V10: every field against the record before, a stack against the
  * earlier record that codes it shortest (protocols 1.0 and 1.1). V12: the
@@ -162,6 +167,7 @@ extern "C" {
 #define TCMP_FRAME_END 0x03u
 #define TCMP_FRAME_REPLY 0x04u
 #define TCMP_FRAME_THREADS 0x05u
+#define TCMP_FRAME_STACK_TOP 0x06u /* 1.3 */
 
 /* Host -> device commands. */
 #define TCMP_CMD_START 0x81u
@@ -385,6 +391,19 @@ void tcmp_port_write(const uint8_t *data, size_t len);
  */
 typedef void (*tcmp_thread_emit_fn)(void *ctx, uint32_t id, const char *name);
 void tcmp_port_list_threads(tcmp_thread_emit_fn emit, void *ctx);
+
+#if TCMP_ENABLE_STACK
+/*
+ * tcmp_port_thread_stack_top: the top of thread id's stack (the address
+ * just above it, the bound tcmp_port_stack_room measures PSP samples
+ * against) and in *size its bytes; NULL when the port does not know the
+ * thread (it exited) or its stack. Called in thread context from inside
+ * tcmp_port_list_threads's emit, for the id just emitted; the core then
+ * reads up to TCMP_STACK_TOP_WORDS words below the top, so the bytes
+ * [top - size, top) must be readable while the thread lives.
+ */
+const uint32_t *tcmp_port_thread_stack_top(uint32_t id, uint32_t *size);
+#endif
 #endif
 
 #ifdef __cplusplus

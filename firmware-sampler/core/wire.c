@@ -432,3 +432,14 @@ void tcmp_threads_add(struct tcmp_frame *f, uint32_t id, const char *name)
 	tcmp_frame_bytes(f, (const uint8_t *)name, len);
 	f->payload[1]++;
 }
+
+void tcmp_encode_stack_top(struct tcmp_frame *f, uint32_t id, uint32_t top, const uint32_t *words,
+			   uint8_t n)
+{
+	tcmp_frame_begin(f, TCMP_FRAME_STACK_TOP);
+	tcmp_frame_u32(f, id);
+	tcmp_frame_u32(f, top);
+	tcmp_frame_u8(f, n);
+	for (uint8_t i = 0; i < n; i++)
+		tcmp_frame_u32(f, words[i]);
+}

@@ -144,4 +144,11 @@ void tcmp_threads_begin(struct tcmp_frame *f);
 int tcmp_threads_fits(const struct tcmp_frame *f, const char *name);
 void tcmp_threads_add(struct tcmp_frame *f, uint32_t id, const char *name);
 
+/*
+ * STACK_TOP (1.3): thread id's stack top and the n words below it (n at
+ * most TCMP_STACK_TOP_WORDS; words[0] at top - 4n), one frame a thread.
+ */
+void tcmp_encode_stack_top(struct tcmp_frame *f, uint32_t id, uint32_t top, const uint32_t *words,
+			   uint8_t n);
+
 #endif /* TCMPROF_WIRE_H */

@@ -287,10 +287,11 @@ type capture struct {
 	header  *sample.Header
 	records []sample.Record
 	threads []sample.Thread
+	tops    []sample.StackTop // protocol 1.3's STACK_TOP frames
 	end     *sample.End
 }
 
-// collect reads DATA and THREADS frames until END; records must be
+// collect reads DATA, THREADS and STACK_TOP frames until END; records must be
 // consecutive from index from.
 func (h *host) collect(c *capture, from uint32, timeout time.Duration) {
 	h.t.Helper()
@@ -305,6 +306,8 @@ func (h *host) collect(c *capture, from uint32, timeout time.Duration) {
 			c.records = append(c.records, f.Records...)
 		case *sample.Threads:
 			c.threads = append(c.threads, f.Entries...)
+		case *sample.StackTop:
+			c.tops = append(c.tops, *f)
 		case *sample.End:
 			c.end = f
 			return

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	tcelf "github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/sample"
 )
 
 // gdbStop is one line of testdata/gdb_stops.py's output.
@@ -182,10 +183,10 @@ func gdbSkipsInline(got []frameName, inner int, gdb []frameName) ([]frameName, b
 // included; the innermost by function (its line is the sampled PC's).
 //
 // At K = 32 the stops' stacks are then completed as the profile completes
-// a capture's (elf.CompleteStacks): from the other stops of the same
-// thread, and with the words below the top of the thread's stack read at
-// the thread's last stop (as a sampler could send them once, at the end
-// of a run). Every completed frame is compared with gdb's like the
+// a capture's (elf.UnwindThread, elf.CompleteStacks): from the other stops
+// of the same thread, and with the words below the top of the thread's
+// stack that the sampler sends at the end of a run (STACK_TOP, taken from
+// a real run of the same image). Every completed frame is compared with gdb's like the
 // others, and a stack that claims to be complete must hold all of gdb's
 // frames.
 func TestUnwindAgreesWithGDB(t *testing.T) {
@@ -200,12 +201,7 @@ func TestUnwindAgreesWithGDB(t *testing.T) {
 	if err != nil || !u.HasCFI() {
 		t.Fatalf("no CFI: %v", err)
 	}
-	lastRoot := map[uint32]gdbStop{} // by thread: its last stop's root words
-	for _, s := range stops {
-		if s.Thread != 0 {
-			lastRoot[s.Thread] = s
-		}
-	}
+	tops := sentStackTops(t, elfPath, stops)
 	for _, c := range []struct {
 		name            string
 		k               int
@@ -223,11 +219,10 @@ func TestUnwindAgreesWithGDB(t *testing.T) {
 			unwound := make([]tcelf.UnwoundStack, len(stops))
 			for i, s := range stops {
 				snap := snapshot(s, c.k)
-				if r, ok := lastRoot[s.Thread]; c.roots && ok {
-					snap.Root, snap.Top = r.Root, r.ThreadTop
+				if r, ok := tops[s.Thread]; c.roots && ok {
+					snap.Root, snap.Top = r.Words, r.Top
 				}
-				unwound[i].Frames, unwound[i].Stop = u.Unwind(snap)
-				unwound[i].Thread = s.Thread
+				unwound[i] = u.UnwindThread(snap, s.Thread)
 			}
 			if c.complete {
 				tcelf.CompleteStacks(unwound)
@@ -237,6 +232,51 @@ func TestUnwindAgreesWithGDB(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sentStackTops are the STACK_TOP frames the sampler sends at the end of
+// a run of the same image, in another boot, by thread: the words the
+// profile unwinds with. Each thread's top must be the one gdb read from
+// its k_thread; the words may differ from those gdb read at the thread's
+// last stop where the entry function keeps live locals (which the
+// unwinder never reads), not in the saved registers: the oracle's
+// agreement checks that.
+func sentStackTops(t *testing.T, elfPath string, stops []gdbStop) map[uint32]sample.StackTop {
+	t.Helper()
+	h := boot(t, elfPath, testOptions())
+	defer h.stop()
+	c := h.snapshot(sample.Start{RateHz: 2000, Count: 200, StackWords: 32,
+		Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack})
+	if c.header.ProtoMinor < 3 || len(c.tops) == 0 || len(c.tops) != len(c.threads) {
+		t.Fatalf("protocol 1.%d sampler sent %d stack tops for %d threads", c.header.ProtoMinor, len(c.tops), len(c.threads))
+	}
+	tops := map[uint32]sample.StackTop{}
+	for _, top := range c.tops {
+		if len(top.Words) != sample.MaxStackTopWords {
+			t.Errorf("thread %#x: %d words below its stack top, want %d", top.Thread, len(top.Words), sample.MaxStackTopWords)
+		}
+		tops[top.Thread] = top
+	}
+	last := map[uint32]gdbStop{}
+	for _, s := range stops {
+		if s.Thread != 0 {
+			last[s.Thread] = s
+		}
+	}
+	for id, s := range last {
+		top, ok := tops[id]
+		if !ok || top.Top != s.ThreadTop {
+			t.Fatalf("thread %#x: the sampler sent stack top %+v, gdb read top %#x", id, top, s.ThreadTop)
+		}
+		differ := 0
+		for i := range min(len(top.Words), len(s.Root)) {
+			if top.Words[i] != s.Root[i] {
+				differ++
+			}
+		}
+		t.Logf("thread %#x: top %#x, %d of %d words differ from gdb's at the thread's last stop", id, top.Top, differ, len(top.Words))
+	}
+	return tops
 }
 
 // compareWithGDB counts the frames of unwound (one per stop, unwound
@@ -267,9 +307,6 @@ func compareWithGDB(t *testing.T, img *tcelf.Image, stops []gdbStop, k int, unwo
 		// words: completed from other stops, or unwound through the root
 		// words.
 		own := len(uw.Frames) - uw.Completed
-		for own > 1 && uw.Frames[own-1].Root {
-			own--
-		}
 		ownNames, _ := frameNames(img, uw.Frames[:own])
 		borrowed := len(got) - len(ownNames)
 		if g, ok := gdbSkipsInline(got, inner, valid); ok {

@@ -75,6 +75,20 @@ void tcmp_port_list_threads(tcmp_thread_emit_fn emit, void *ctx)
 	for (size_t i = 0; i < port.nthreads; i++)
 		emit(ctx, port.threads[i].id, port.threads[i].name);
 }
+
+#if TCMP_ENABLE_STACK
+const uint32_t *tcmp_port_thread_stack_top(uint32_t id, uint32_t *size)
+{
+	for (size_t i = 0; i < port.nthreads; i++) {
+		const struct fake_thread *t = &port.threads[i];
+		if (t->id == id && t->stack != NULL) {
+			*size = t->stack_words * 4u;
+			return t->stack + t->stack_words;
+		}
+	}
+	return NULL;
+}
+#endif
 #endif
 
 void fake_reset(const struct tcmp_port_config *cfg)

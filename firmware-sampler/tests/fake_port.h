@@ -22,6 +22,10 @@
 struct fake_thread {
 	uint32_t id;
 	const char *name;
+	/* The thread's stack, [stack, stack + stack_words); NULL: the port
+	 * does not know it (tcmp_port_thread_stack_top gives NULL). */
+	const uint32_t *stack;
+	uint32_t stack_words;
 };
 
 struct fake_port {

@@ -333,20 +333,20 @@ static void test_threads(void)
 {
 	static char names[20][40];
 	struct fake_thread t[23] = {
-		{0x20001000u, "main"},
-		{0x20002000u, ""},
-		{0x20000C80u, "a_thread_name_of_31_bytes_long_"},
+		{.id = 0x20001000u, .name = "main"},
+		{.id = 0x20002000u, .name = ""},
+		{.id = 0x20000C80u, .name = "a_thread_name_of_31_bytes_long_"},
 	};
 	for (int i = 0; i < 20; i++) {
 		snprintf(names[i], sizeof names[i], "worker_%02d_with_a_long_name__", i);
-		t[3 + i] = (struct fake_thread){0x20010000u + 0x100u * (uint32_t)i, names[i]};
+		t[3 + i] = (struct fake_thread){.id = 0x20010000u + 0x100u * (uint32_t)i, .name = names[i]};
 	}
 	built_len = 0;
 	threads_frames(t, 23);
 	expect_file("threads.bin", built, built_len);
 
 	/* Names are cut to 31 bytes; NULL is an empty name. */
-	struct fake_thread longer[3] = {t[0], {0x20002000u, NULL}, {0x20000C80u, "a_thread_name_of_31_bytes_long_AND_MORE"}};
+	struct fake_thread longer[3] = {t[0], {.id = 0x20002000u, .name = NULL}, {.id = 0x20000C80u, .name = "a_thread_name_of_31_bytes_long_AND_MORE"}};
 	built_len = 0;
 	threads_frames(longer, 3);
 	uint8_t first3[1024];
@@ -363,11 +363,33 @@ static void test_threads(void)
 	};
 	struct fake_thread t254[8];
 	for (uint32_t i = 0; i < 7; i++)
-		t254[i] = (struct fake_thread){0x21212121u + 0x01010101u * i, tn[i]};
-	t254[7] = (struct fake_thread){0x31323334u, "t00000000_xx"};
+		t254[i] = (struct fake_thread){.id = 0x21212121u + 0x01010101u * i, .name = tn[i]};
+	t254[7] = (struct fake_thread){.id = 0x31323334u, .name = "t00000000_xx"};
 	built_len = 0;
 	threads_frames(t254, 8);
 	expect_file("threads_cobs_254.bin", built, built_len);
+}
+
+/* gen.py's stack_top_words(): a Weyl sequence, every fourth word 0. */
+static void stack_top_words(uint32_t seed, uint32_t *w, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		w[i] = i % 4 == 3 ? 0u : seed + i * 0x9E3779B1u;
+}
+
+static void test_stack_top(void)
+{
+	uint32_t a[TCMP_STACK_TOP_WORDS], b[5];
+	stack_top_words(0x20201F81u, a, TCMP_STACK_TOP_WORDS);
+	stack_top_words(0x60001235u, b, 5);
+	built_len = 0;
+	tcmp_encode_stack_top(&frame, 0x20001000u, 0x20202000u, a, TCMP_STACK_TOP_WORDS);
+	seal();
+	tcmp_encode_stack_top(&frame, 0x20003400u, 0x20204000u, b, 5);
+	seal();
+	tcmp_encode_stack_top(&frame, 0x20000C80u, 0x20200400u, NULL, 0);
+	seal();
+	expect_file("stack_top.bin", built, built_len);
 }
 
 /* The drain scenarios: the same formula as gen.py's sample_at(). */
@@ -382,9 +404,9 @@ static void sample_at(uint32_t i, uint32_t *pc, uint32_t *lr, uint32_t *xpsr, ui
 }
 
 static const struct fake_thread scenario_threads[3] = {
-	{0x20001000u, "main"},
-	{0x20003400u, "sysworkq"},
-	{0x20000c80u, "a_thread_name_of_31_bytes_long_"},
+	{.id = 0x20001000u, .name = "main"},
+	{.id = 0x20003400u, .name = "sysworkq"},
+	{.id = 0x20000c80u, .name = "a_thread_name_of_31_bytes_long_"},
 };
 
 static void run_snapshot(uint8_t fields, uint32_t n)
@@ -579,6 +601,7 @@ const struct test_case golden_tests[] = {
 	{"golden/header_of_a_stack_run", test_header_of_a_stack_run},
 	{"golden/end_and_reply", test_end_and_reply},
 	{"golden/threads", test_threads},
+	{"golden/stack_top", test_stack_top},
 	{"golden/drain_replays", test_drain_replays},
 	{"golden/v12_data_frames", test_v12_data_frames},
 	{"golden/drain_replay_v12", test_drain_replay_v12},

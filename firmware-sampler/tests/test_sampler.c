@@ -317,7 +317,7 @@ static void test_stream_drops_are_counted(void)
 	got_pc = calloc(4 * cap, sizeof *got_pc);
 	got_next = 0;
 	fake_reset(NULL);
-	static const struct fake_thread t[2] = {{0x20001000u, "main"}, {0x20002000u, "idle"}};
+	static const struct fake_thread t[2] = {{.id = 0x20001000u, .name = "main"}, {.id = 0x20002000u, .name = "idle"}};
 	port.threads = t;
 	port.nthreads = 2;
 	CHECK_EQ_U(start(10000, 25, FIELDS_4WORD, TCMP_MODE_STREAM, 0, 0), TCMP_OK);
@@ -715,7 +715,7 @@ static void shell_during_write(void)
 static void test_drain_unchanged_by_local_control_while_sending(void)
 {
 	fake_reset(NULL);
-	static const struct fake_thread t[2] = {{0x20001000u, "main"}, {0x20002000u, "idle"}};
+	static const struct fake_thread t[2] = {{.id = 0x20001000u, .name = "main"}, {.id = 0x20002000u, .name = "idle"}};
 	port.threads = t;
 	port.nthreads = 2;
 	const uint8_t all = TCMP_FIELD_PC | TCMP_FIELD_LR | TCMP_FIELD_EXC | TCMP_FIELD_THREAD;

@@ -290,7 +290,88 @@ static void test_frames_stay_within_512(void)
 	CHECK(data_frames < 200); /* the repeated stacks share frames */
 }
 
+/* The STACK_TOP frame at frames[f]: thread id, its top and the words. */
+static void check_stack_top(size_t f, uint32_t id, const uint32_t *top, uint32_t n)
+{
+	const uint8_t *p = frames[f].p;
+	CHECK_EQ_U(frames[f].type, TCMP_FRAME_STACK_TOP);
+	CHECK_EQ_U(frames[f].len, 10u + 4u * n);
+	CHECK_EQ_U(tcmp_get_u32(p + 1), id);
+	CHECK_EQ_U(tcmp_get_u32(p + 5), (uint32_t)(uintptr_t)top);
+	CHECK_EQ_U(p[9], n);
+	for (uint32_t w = 0; w < n && 10u + 4u * w + 4u <= frames[f].len; w++)
+		if (tcmp_get_u32(p + 10 + 4 * w) != top[(int32_t)w - (int32_t)n]) {
+			CHECK_EQ_U(tcmp_get_u32(p + 10 + 4 * w), top[(int32_t)w - (int32_t)n]);
+			break;
+		}
+}
+
+/*
+ * After the THREADS table of a run with THREAD and STACK, each thread whose
+ * stack the port knows gets one STACK_TOP frame with the 32 words below the
+ * top (fewer when its stack is smaller), before END, in a drain and at the
+ * end of a stream; without STACK none is sent.
+ */
+static void test_stack_tops_follow_the_threads(void)
+{
+	static uint32_t stack_a[100], stack_b[3];
+	for (uint32_t w = 0; w < 100; w++)
+		stack_a[w] = 0xA0000000u + w;
+	for (uint32_t w = 0; w < 3; w++)
+		stack_b[w] = 0xB0000000u + w;
+	const struct fake_thread threads[3] = {
+		{.id = 0x20001000u, .name = "main", .stack = stack_a, .stack_words = 100},
+		{.id = 0x20002000u, .name = "small", .stack = stack_b, .stack_words = 3},
+		{.id = 0x20003000u, .name = "unknown"},
+	};
+
+	start_run(TCMP_MODE_SNAPSHOT, 5, 32);
+	port.threads = threads;
+	port.nthreads = 3;
+	for (uint32_t i = 0; i < 5; i++)
+		sample(i, MEM_WORDS - 40, EXC_RETURN_THREAD_PSP, 0x01000000u);
+	tcmp_poll();
+	size_t n = drain_frames();
+	CHECK(n >= 5);
+	if (n >= 5) {
+		CHECK_EQ_U(frames[n - 4].type, TCMP_FRAME_THREADS);
+		check_stack_top(n - 3, 0x20001000u, &stack_a[100], TCMP_STACK_TOP_WORDS);
+		check_stack_top(n - 2, 0x20002000u, &stack_b[3], 3);
+		CHECK_EQ_U(frames[n - 1].type, TCMP_FRAME_END);
+	}
+
+	start_run(TCMP_MODE_STREAM, 5, 32);
+	port.threads = threads;
+	port.nthreads = 3;
+	for (uint32_t i = 0; i < 5; i++)
+		sample(i, MEM_WORDS - 40, EXC_RETURN_THREAD_PSP, 0x01000000u);
+	tcmp_poll();
+	n = fake_frames(frames, 4096, NULL, 1);
+	CHECK(n >= 4);
+	if (n >= 4) {
+		check_stack_top(n - 3, 0x20001000u, &stack_a[100], TCMP_STACK_TOP_WORDS);
+		check_stack_top(n - 2, 0x20002000u, &stack_b[3], 3);
+		CHECK_EQ_U(frames[n - 1].type, TCMP_FRAME_END);
+		CHECK_EQ_U(frames[n - 1].p[1], TCMP_END_STREAM_STOPPED);
+	}
+
+	/* THREAD without STACK: the table and nothing more. */
+	fake_reset(NULL);
+	port.threads = threads;
+	port.nthreads = 3;
+	fake_start(10000, 0, FIELDS_4WORD, TCMP_MODE_SNAPSHOT, 5, 0);
+	CHECK_EQ_U(reply(TCMP_CMD_START), TCMP_OK);
+	for (uint32_t i = 0; i < 5; i++)
+		fake_sample(0x60001000u, 0x60000001u, 0x01000000u);
+	tcmp_poll();
+	n = drain_frames();
+	for (size_t f = 0; f < n; f++)
+		CHECK(frames[f].type != TCMP_FRAME_STACK_TOP);
+	CHECK(n >= 2 && frames[n - 2].type == TCMP_FRAME_THREADS);
+}
+
 const struct test_case stack_tests[] = {
+	{"stack/stack_tops_follow_the_threads", test_stack_tops_follow_the_threads},
 	{"stack/start_arguments", test_start_arguments},
 	{"stack/copy_bounds", test_copy_bounds},
 	{"stack/stream_wraps", test_stream_wraps},

@@ -52,6 +52,9 @@ type Device struct {
 	MaxRateHz     uint32 // START above this is BAD_ARG
 	BuildID       []byte
 	Threads       []sample.Thread // thread ids records use, with names
+	// StackTops are sent after the THREADS table of a run with THREAD and
+	// STACK when the device speaks protocol 1.3 or later.
+	StackTops []sample.StackTop
 	Seed          uint64          // of the records
 	RunTime       time.Duration   // a snapshot run's sampling time (the device's clock is fast)
 	StreamBatch   int             // records per DATA frame while streaming
@@ -560,7 +563,18 @@ func (d *Device) sendThreads(fields sample.Fields) error {
 	if skip {
 		return nil
 	}
-	return d.send(&sample.Threads{Entries: d.Threads})
+	if err := d.send(&sample.Threads{Entries: d.Threads}); err != nil {
+		return err
+	}
+	if fields&sample.FieldStack == 0 || d.minor() < 3 {
+		return nil
+	}
+	for i := range d.StackTops {
+		if err := d.send(&d.StackTops[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (d *Device) sendData(data *sample.Data) error {

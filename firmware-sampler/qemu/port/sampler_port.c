@@ -77,3 +77,28 @@ void sampler_port_service(void)
 	}
 	tcmp_poll();
 }
+
+struct stack_top_ctx {
+	uint32_t id;
+	const struct k_thread *found;
+};
+
+static void find_thread(const struct k_thread *t, void *arg)
+{
+	struct stack_top_ctx *c = arg;
+	if ((uint32_t)(uintptr_t)t == c->id)
+		c->found = t;
+}
+
+/* The top qemu_stack_room bounds the thread's PSP samples by. The id is
+ * looked up among the live threads rather than dereferenced: the core asks
+ * for ids the list just gave, but a port must not trust an id blindly. */
+const uint32_t *tcmp_port_thread_stack_top(uint32_t id, uint32_t *size)
+{
+	struct stack_top_ctx c = {id, NULL};
+	k_thread_foreach(find_thread, &c);
+	if (c.found == NULL || c.found->stack_info.size == 0)
+		return NULL;
+	*size = (uint32_t)c.found->stack_info.size;
+	return (const uint32_t *)(c.found->stack_info.start + c.found->stack_info.size);
+}

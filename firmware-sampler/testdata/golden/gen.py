@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Golden vectors of the tcmprof wire protocol (docs/protocol.md), v1.2.
+"""Golden vectors of the tcmprof wire protocol (docs/protocol.md), v1.3.
 
 Written from the spec alone, independently of the C encoder (core/) and the
 Go decoder (sample/): both test suites compare their bytes with the files
@@ -41,9 +41,10 @@ PC_SLOTS = 4
 # the other fields (17), SP (5), n and ref (1 each), one run pair (2), K literals of 5
 MAX_STACK_RECORD = 17 + 5 + 1 + 1 + 2 + 5 * STACK_WORDS_MAX
 
-HEADER, DATA, END, REPLY, THREADS = 1, 2, 3, 4, 5
+HEADER, DATA, END, REPLY, THREADS, STACK_TOP = 1, 2, 3, 4, 5, 6
+STACK_TOP_WORDS = 32
 START, STOP, STATUS, DRAIN, DONE = 0x81, 0x82, 0x83, 0x84, 0x85
-TYPE_NAMES = {HEADER: "HEADER", DATA: "DATA", END: "END", REPLY: "REPLY", THREADS: "THREADS",
+TYPE_NAMES = {HEADER: "HEADER", DATA: "DATA", END: "END", REPLY: "REPLY", THREADS: "THREADS", STACK_TOP: "STACK_TOP",
               START: "START", STOP: "STOP", STATUS: "STATUS", DRAIN: "DRAIN", DONE: "DONE"}
 
 
@@ -125,11 +126,11 @@ def zigzag(d):
 
 def header(state, mode, fields, jitter, cpu_hz, timer_hz, mean, capacity,
            taken, dropped, stored, held_from, build_id=b"", stack_words=0, coding=CODING_V10):
-    body = struct.pack("<BBBBBBBBBB", 1, 2, 0, 2, 0, state, mode, fields, jitter, coding)
+    body = struct.pack("<BBBBBBBBBB", 1, 3, 0, 2, 0, state, mode, fields, jitter, coding)
     body += struct.pack("<IIIIIIII", cpu_hz, timer_hz, mean, capacity, taken, dropped, stored, held_from)
     body += bytes([len(build_id)]) + build_id + bytes([stack_words])
     p = payload(HEADER, body)
-    desc = {"type": "HEADER", "proto_major": 1, "proto_minor": 2, "sampler_version": [0, 2, 0], "coding": coding,
+    desc = {"type": "HEADER", "proto_major": 1, "proto_minor": 3, "sampler_version": [0, 2, 0], "coding": coding,
             "state": state, "mode": mode, "fields": fields, "jitter_pct": jitter,
             "cpu_hz": cpu_hz, "timer_hz": timer_hz, "mean_interval_ticks": mean,
             "capacity": capacity, "taken": taken, "dropped": dropped, "stored": stored,
@@ -322,6 +323,20 @@ def end(reason, first, end_index, taken, dropped, stored):
 
 def reply(command, status):
     return payload(REPLY, bytes([command, status])), {"type": "REPLY", "command": command, "status": status}
+
+
+def stack_top(tid, top, words):
+    """STACK_TOP (1.3): one thread's stack top and the words below it."""
+    assert len(words) <= STACK_TOP_WORDS
+    body = struct.pack("<IIB", tid, top, len(words)) + b"".join(struct.pack("<I", w) for w in words)
+    return payload(STACK_TOP, body), {"type": "STACK_TOP", "thread": hx(tid), "top": hx(top),
+                                      "words": [hx(w) for w in words]}
+
+
+def stack_top_words(seed, n):
+    """The words of stack_top.bin, as tests/test_golden.c builds them: a
+    Weyl sequence, every fourth word 0 (a stack holds many)."""
+    return [0 if i % 4 == 3 else (seed + i * 0x9E3779B1) & 0xFFFFFFFF for i in range(n)]
 
 
 def threads_frames(entries):
@@ -597,6 +612,12 @@ def files():
         threads_frames([(0x20001000, "main"), (0x20002000, ""), (0x20000C80, "a_thread_name_of_31_bytes_long_")] +
                        [(0x20010000 + 0x100 * i, "worker_%02d_with_a_long_name__" % i) for i in range(20)]))
 
+    add("stack_top.bin",
+        "STACK_TOP (1.3): a thread with all 32 words below its stack top, one whose stack holds 5, one with none",
+        [stack_top(0x20001000, 0x20202000, stack_top_words(0x20201F81, 32)),
+         stack_top(0x20003400, 0x20204000, stack_top_words(0x60001235, 5)),
+         stack_top(0x20000C80, 0x20200400, [])])
+
     add("cmd_start.bin", "START: 10 kHz, 25 % jitter, all fields, stream, no count, 2 s",
         [cmd_start(10000, 25, 0x0F, 1, 0, 2000)])
     add("cmd_start_default.bin", "START: device default rate, no jitter, PC, snapshot, 5000 samples",
@@ -637,7 +658,7 @@ def files():
 def main():
     check = "--check" in sys.argv[1:]
     bad = []
-    index = {"protocol": "1.2", "limits": {"max_payload": MAX_PAYLOAD, "max_record_bytes": MAX_RECORD,
+    index = {"protocol": "1.3", "limits": {"max_payload": MAX_PAYLOAD, "max_record_bytes": MAX_RECORD,
                                          "max_stack_record_bytes": MAX_STACK_RECORD,
                                          "stack_words_max": STACK_WORDS_MAX,
                                          "stack_ref_window": STACK_REF_WINDOW}, "files": []}

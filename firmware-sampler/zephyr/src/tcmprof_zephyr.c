@@ -130,6 +130,10 @@ static uint32_t pit_clock_on(void)
 struct thread_entry {
 	uint32_t id;
 	char name[TCMP_MAX_THREAD_NAME + 1];
+#ifdef CONFIG_TCMPROF_SAMPLER_STACK
+	uintptr_t stack_top; /* stack_info start + size, as tcmprof_stack_room bounds it */
+	size_t stack_size;
+#endif
 };
 
 static struct thread_entry thread_table[CONFIG_TCMPROF_SAMPLER_MAX_THREADS];
@@ -151,6 +155,12 @@ static void collect_thread(const struct k_thread *thread, void *user_data)
 		strncpy(e->name, name, sizeof(e->name) - 1);
 		e->name[sizeof(e->name) - 1] = '\0';
 	}
+#ifdef CONFIG_TCMPROF_SAMPLER_STACK
+	/* Read under the thread-list lock, with the name: the k_thread may be
+	 * gone by the time the core asks (tcmp_port_thread_stack_top). */
+	e->stack_top = thread->stack_info.start + thread->stack_info.size;
+	e->stack_size = thread->stack_info.size;
+#endif
 }
 
 /*
@@ -166,6 +176,25 @@ void tcmp_port_list_threads(tcmp_thread_emit_fn emit, void *ctx)
 		emit(ctx, thread_table[i].id, thread_table[i].name);
 	}
 }
+
+#ifdef CONFIG_TCMPROF_SAMPLER_STACK
+/*
+ * The stack of a thread tcmp_port_list_threads just listed, from the table
+ * it filled (the core asks from inside emit). The table's copy of
+ * stack_info, not the k_thread: a thread that exited since cannot send
+ * its freed k_thread's contents, only stack memory, which stays mapped.
+ */
+const uint32_t *tcmp_port_thread_stack_top(uint32_t id, uint32_t *size)
+{
+	for (size_t i = 0; i < thread_count; i++) {
+		if (thread_table[i].id == id && thread_table[i].stack_size != 0) {
+			*size = (uint32_t)thread_table[i].stack_size;
+			return (const uint32_t *)thread_table[i].stack_top;
+		}
+	}
+	return NULL;
+}
+#endif
 #endif
 
 /*

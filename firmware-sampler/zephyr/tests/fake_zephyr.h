@@ -54,4 +54,10 @@ enum fake_thread_id fake_mutex_owner(const struct k_mutex *m);
 /* How many times the text occurs in the buffer. */
 int fake_count(const char *buffer, const char *text);
 
+/* Gives the two fake threads stacks in fake_stacks (stack_info); the
+ * second's top is 8 bytes below its array's end. */
+extern uint32_t fake_stacks[2][64];
+void fake_thread_stacks(void);
+const struct k_thread *fake_thread(size_t i);
+
 #endif

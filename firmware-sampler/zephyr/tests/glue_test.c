@@ -257,11 +257,55 @@ static void test_drain_to_a_host_that_stops_reading(void)
 	fake.sem_wait = NULL;
 }
 
+static struct {
+	uint32_t ids[4];
+	const uint32_t *tops[4];
+	uint32_t sizes[4];
+	size_t n;
+} listed;
+
+/* As the core's emit: asks for the stack top of the thread just listed. */
+static void list_stack_top(void *ctx, uint32_t id, const char *name)
+{
+	(void)ctx;
+	(void)name;
+	if (listed.n < 4) {
+		listed.ids[listed.n] = id;
+		listed.tops[listed.n] = tcmp_port_thread_stack_top(id, &listed.sizes[listed.n]);
+		listed.n++;
+	}
+}
+
+/* The stack top of a listed thread is its stack_info start + size, as the
+ * sample path bounds its PSP copies (tcmprof_stack_room.h); an id the
+ * list did not give has none. */
+static void test_stack_top_is_stack_info_top(void)
+{
+	fake_reset();
+	fake_thread_stacks();
+	memset(&listed, 0, sizeof(listed));
+	tcmp_port_list_threads(list_stack_top, NULL);
+	CHECK(listed.n == 2, "%zu threads listed", listed.n);
+	for (size_t i = 0; i < listed.n && i < 2; i++) {
+		const struct k_thread *t = fake_thread(i);
+
+		CHECK(listed.ids[i] == (uint32_t)(uintptr_t)t, "thread %zu id %#x", i, listed.ids[i]);
+		CHECK(listed.tops[i] == (const uint32_t *)(t->stack_info.start + t->stack_info.size) &&
+			      listed.sizes[i] == t->stack_info.size,
+		      "thread %zu: top %p size %u, stack_info %#lx + %zu", i, (const void *)listed.tops[i],
+		      listed.sizes[i], (unsigned long)t->stack_info.start, t->stack_info.size);
+	}
+	uint32_t size = 0;
+
+	CHECK(tcmp_port_thread_stack_top(0x1234u, &size) == NULL, "an unknown id has a stack top");
+}
+
 int main(void)
 {
 	static const struct check_test tests[] = {
 		{"setup_reads_the_build_id_note", test_setup_reads_the_build_id_note},
 		{"drain_to_a_host_that_stops_reading", test_drain_to_a_host_that_stops_reading},
+		{"stack_top_is_stack_info_top", test_stack_top_is_stack_info_top},
 	};
 
 	return check_run("glue", tests, (int)(sizeof(tests) / sizeof(tests[0])));
