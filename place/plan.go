@@ -51,9 +51,9 @@ type Prediction struct {
 	Stalls     float64 `json:"stalls"`
 	StallShare float64 `json:"stall_share"`
 	// CyclesLow and CyclesHigh bound the rebuilt image's time for the same
-	// work, as a share of now (1 - StallShare is the prediction): at least
-	// what is left if no stall of the image were left (every estimated
-	// stall sample gone, less twice its sampling error); at most what the
+	// work, as a share of now (1 - StallShare is the prediction, which
+	// they hold): at least what is left if no stall of the image were left
+	// (every estimated stall sample gone, less twice its sampling error); at most what the
 	// prediction leaves (the code left in flash stalling as the cache
 	// pressure says, which on every plan judged by the model was above
 	// it), plus twice its sampling error and LayoutLuck.
@@ -451,6 +451,9 @@ func predict(p *problem, sel []bool) Prediction {
 		pr.Share = float64(pr.Samples) / float64(bs)
 		pr.StallShare = pr.Stalls / float64(bs)
 		if all := p.m.in.totalStalls(); all > 0 { // else nothing to bound: no stall estimates
+			// The pressure's stalls of lines that fit now can exceed the
+			// functions' own estimates: the bound holds the prediction.
+			all = max(all, pr.Stalls)
 			pr.CyclesLow = max(0, 1-(all+2*math.Sqrt(all))/float64(bs))
 			pr.CyclesHigh = (1 - max(0, pr.Stalls-2*math.Sqrt(pr.Stalls))/float64(bs)) * (1 + LayoutLuck)
 		}

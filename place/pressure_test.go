@@ -123,6 +123,22 @@ func TestStallsObjectiveChoosesByPressure(t *testing.T) {
 	if c := p.Curve[0]; c.Exact.Stalls != 0 || c.Exact.Functions != 0 {
 		t.Errorf("at 0 bytes: %+v, want nothing moved and nothing removed", c.Exact)
 	}
+	// The interval holds the prediction even where the pressure removes
+	// more stalls than the functions' own estimates sum to (the demo's
+	// plans printed a lower bound above the prediction).
+	lines := pressureInput(FlashShift{}) // line heat above the functions' own estimates
+	for i := range lines.Funcs {
+		lines.Funcs[i].Stalls /= 4
+	}
+	q, err := Build(lines, Options{Budget: 32, Objective: ObjectiveStalls, MinSamples: 1, CurveBudgets: []uint32{32}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range []Prediction{p.Prediction, p.Greedy, q.Prediction} {
+		if point := 1 - pr.StallShare; pr.CyclesLow > point || pr.CyclesHigh < point {
+			t.Errorf("cycles between %.4f and %.4f of now, but predicted %.4f", pr.CyclesLow, pr.CyclesHigh, point)
+		}
+	}
 	noisy := pressureInput(FlashShift{})
 	noisy.Funcs[0].Samples *= 40
 	noisy.Funcs[1].Samples *= 40
