@@ -30,6 +30,21 @@ const (
 // fileMagic starts every capture file; the version follows on the same line.
 const fileMagic = "tcmcap "
 
+// IsCaptureFile reports whether the file at path starts with the capture
+// file's magic, so that a command given a capture or a pprof profile can
+// tell which it has before reading either. It checks only the magic: a
+// file that passes may still fail ReadFile.
+func IsCaptureFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(fileMagic))
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == fileMagic, nil
+}
+
 // fileMeta is the JSON section. Its keys are part of the format: rename
 // nothing, only add.
 type fileMeta struct {

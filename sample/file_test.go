@@ -214,6 +214,37 @@ func TestCaptureFileErrors(t *testing.T) {
 	}
 }
 
+// IsCaptureFile tells a capture from anything else by its first line
+// alone, whether or not the rest would read.
+func TestIsCaptureFile(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := syntheticCapture(10, FieldPC, nil).Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, data string
+		want       bool
+	}{
+		{"capture", buf.String(), true},
+		{"cut short after the magic", "tcmcap ", true},
+		{"magic cut short", "tcmca", false},
+		{"pprof", "\x1f\x8b\x08\x00 gzip", false},
+		{"empty", "", false},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := IsCaptureFile(path); got != tc.want || err != nil {
+			t.Errorf("%s: IsCaptureFile = %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+	if _, err := IsCaptureFile(filepath.Join(dir, "absent")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("absent file: err = %v, want not-exist", err)
+	}
+}
+
 // A version-1.0 file the QEMU demo firmware wrote (testdata/README.md)
 // reads in every later version: its keys are all still known, and what is
 // read writes back to the same capture.
