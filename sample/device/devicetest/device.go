@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package sampletest is a scripted firmware-sampler for tests: it speaks
+// Package devicetest is a scripted firmware-sampler for tests: it speaks
 // the wire protocol through any byte stream (a pty in the tests of sample
 // and cmd), produces known records, and injects faults: corrupted bytes,
 // log text between and inside frames, writes split at random points, a
