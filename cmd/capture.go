@@ -20,6 +20,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 type captureOptions struct {
@@ -34,7 +35,7 @@ type captureOptions struct {
 	quiet    bool
 
 	// request is what START asks for, from the flags (set by validate).
-	request sample.Start
+	request device.Start
 	// interrupt is closed to end sampling early, as SIGINT does; tests set it.
 	interrupt <-chan struct{}
 }
@@ -220,7 +221,7 @@ func runCapture(o *captureOptions, s Streams) error {
 	if o.quiet && c.Stats.LogLines > 0 {
 		fmt.Fprintf(s.Err, "%d log lines from the device not shown (--quiet)\n", c.Stats.LogLines)
 	}
-	var inc *sample.IncompleteError
+	var inc *device.IncompleteError
 	if errors.As(err, &inc) {
 		more := ""
 		if len(inc.Missing) > 10 {

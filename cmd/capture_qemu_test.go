@@ -18,6 +18,7 @@ import (
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 // End to end: the demo firmware in QEMU, `tcmprof capture --port
@@ -218,11 +219,11 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer inst.Stop()
-	port, err := sample.OpenPort(inst.PTY, 115200)
+	port, err := device.OpenPort(inst.PTY, 115200)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := sample.NewSession(port, nil, sample.DefaultTimeouts())
+	s := device.NewSession(port, nil, device.DefaultTimeouts())
 	defer s.Close()
 	board, err := elf.BoardByName("qemu-demo")
 	if err != nil {
@@ -238,7 +239,7 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 				before := s.Stats().Bytes
 				if fields&sample.FieldStack != 0 {
 					// Streamed: a snapshot holds only 431 stacks.
-					c, err = s.Stream(ctx, sample.Start{RateHz: 2000, JitterPct: 25, Fields: fields, Count: 2000}, 0, nil)
+					c, err = s.Stream(ctx, device.Start{RateHz: 2000, JitterPct: 25, Fields: fields, Count: 2000}, 0, nil)
 				} else {
 					c, err = drainSnapshot(b, ctx, s, fields)
 				}
@@ -269,9 +270,9 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 }
 
 // drainSnapshot takes a full snapshot and drains it.
-func drainSnapshot(b *testing.B, ctx context.Context, s *sample.Session, fields sample.Fields) (*sample.Capture, error) {
+func drainSnapshot(b *testing.B, ctx context.Context, s *device.Session, fields sample.Fields) (*sample.Capture, error) {
 	b.StopTimer()
-	if err := s.Start(ctx, sample.Start{RateHz: 20000, Fields: fields}); err != nil {
+	if err := s.Start(ctx, device.Start{RateHz: 20000, Fields: fields}); err != nil {
 		return nil, err
 	}
 	var h *sample.Header
@@ -306,8 +307,8 @@ func firmwareRecords(board *elf.Board, recs []sample.Record) []sample.Record {
 // on the wire and their count.
 func wireBytes(b *testing.B, fields sample.Fields, coding sample.Coding, recs []sample.Record) (bytes, records uint64) {
 	for first := 0; first < len(recs); {
-		d := sample.FillData(uint32(first), fields, coding, recs[first:])
-		frame, err := sample.EncodeFrame(d)
+		d := device.FillData(uint32(first), fields, coding, recs[first:])
+		frame, err := device.EncodeFrame(d)
 		if err != nil {
 			b.Fatal(err)
 		}

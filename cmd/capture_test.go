@@ -21,18 +21,19 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/tcmprof/tcmprof/sample"
-	"github.com/tcmprof/tcmprof/sample/sampletest"
+	"github.com/tcmprof/tcmprof/sample/device"
+	"github.com/tcmprof/tcmprof/sample/device/devicetest"
 )
 
-func scriptedDevice(capacity uint32, faults sampletest.Faults) *sampletest.Device {
-	return &sampletest.Device{
+func scriptedDevice(capacity uint32, faults devicetest.Faults) *devicetest.Device {
+	return &devicetest.Device{
 		Capacity: capacity, CPUHz: 600_000_000, TimerHz: 24_000_000, DefaultRateHz: 10_000, MaxRateHz: 100_000,
-		BuildID: bytes.Repeat([]byte{0xab}, 20), Threads: []sample.Thread{{ID: 0x20001000, Name: "main"}},
+		BuildID: bytes.Repeat([]byte{0xab}, 20), Threads: []device.Thread{{ID: 0x20001000, Name: "main"}},
 		Seed: 9, RunTime: 20 * time.Millisecond, StreamBatch: 64, StreamPeriod: 2 * time.Millisecond, Faults: faults,
 	}
 }
 
-func checkCaptureFile(t *testing.T, d *sampletest.Device, path string, want int) *sample.Capture {
+func checkCaptureFile(t *testing.T, d *devicetest.Device, path string, want int) *sample.Capture {
 	t.Helper()
 	c, err := sample.ReadFile(path)
 	if err != nil {
@@ -62,8 +63,8 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 func TestCaptureSnapshotThenInfo(t *testing.T) {
-	d := scriptedDevice(4096, sampletest.Faults{LogBetween: 0.05, Seed: 2})
-	port, _, _ := sampletest.ServePty(t, d)
+	d := scriptedDevice(4096, devicetest.Faults{LogBetween: 0.05, Seed: 2})
+	port, _, _ := devicetest.ServePty(t, d)
 	dir := t.TempDir()
 	out, raw := filepath.Join(dir, "run.tcmcap"), filepath.Join(dir, "run.raw")
 	code, _, stderr := tcmprof("capture", "--port", port, "--rate", "20000", "--jitter", "10", "--fields", "pc,lr",
@@ -90,8 +91,8 @@ func TestCaptureSnapshotThenInfo(t *testing.T) {
 		t.Errorf("raw file %d bytes, stats say %d received", len(rawBytes), c.Stats.Bytes)
 	}
 	var fromRaw int
-	for _, ev := range sample.NewDecoder(h.Fields).Feed(rawBytes) {
-		if data, ok := ev.Frame.(*sample.Data); ok {
+	for _, ev := range device.NewDecoder(h.Fields).Feed(rawBytes) {
+		if data, ok := ev.Frame.(*device.Data); ok {
 			fromRaw += len(data.Records)
 		}
 	}
@@ -110,8 +111,8 @@ func TestCaptureSnapshotThenInfo(t *testing.T) {
 }
 
 func TestCaptureStreamSamples(t *testing.T) {
-	d := scriptedDevice(1024, sampletest.Faults{})
-	port, _, _ := sampletest.ServePty(t, d)
+	d := scriptedDevice(1024, devicetest.Faults{})
+	port, _, _ := devicetest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "s.tcmcap")
 	code, _, stderr := tcmprof("capture", "--port", port, "--mode", "stream", "--fields", "pc,lr,ctx", "--samples", "5000", "-o", out)
 	if code != 0 {
@@ -126,8 +127,8 @@ func TestCaptureStreamSamples(t *testing.T) {
 // Stacks through the whole command: the START asks for K, the file keeps
 // every stack word, info tells how deep they went.
 func TestCaptureStacksThenInfo(t *testing.T) {
-	d := scriptedDevice(1024, sampletest.Faults{})
-	port, _, _ := sampletest.ServePty(t, d)
+	d := scriptedDevice(1024, devicetest.Faults{})
+	port, _, _ := devicetest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "stacks.tcmcap")
 	code, _, stderr := tcmprof("capture", "--port", port, "--fields", "pc,ctx,stack", "--stack-words", "40", "-o", out)
 	if code != 0 {
@@ -147,8 +148,8 @@ func TestCaptureStacksThenInfo(t *testing.T) {
 // its missing ranges, names them, exits non-zero and leaves no temporary
 // file; --resume then completes the same file.
 func TestCaptureHangUpThenResume(t *testing.T) {
-	d := scriptedDevice(4096, sampletest.Faults{Seed: 3, HangUpAfter: 6000, MaxChunk: 64})
-	port, _, served := sampletest.ServePty(t, d)
+	d := scriptedDevice(4096, devicetest.Faults{Seed: 3, HangUpAfter: 6000, MaxChunk: 64})
+	port, _, served := devicetest.ServePty(t, d)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run.tcmcap")
 	code, _, stderr := tcmprof("capture", "--port", port, "--fields", "pc,lr", "--timeout", "100ms", "-o", out)
@@ -171,8 +172,8 @@ func TestCaptureHangUpThenResume(t *testing.T) {
 		t.Fatalf("partial capture: %d records, missing %v", len(partial.Records), partial.Missing)
 	}
 
-	d.Faults = sampletest.Faults{}
-	port2, _, _ := sampletest.ServePty(t, d)
+	d.Faults = devicetest.Faults{}
+	port2, _, _ := devicetest.ServePty(t, d)
 	code, _, stderr = tcmprof("capture", "--port", port2, "--resume", out)
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
@@ -203,8 +204,8 @@ func TestCaptureHangUpThenResume(t *testing.T) {
 }
 
 func TestCaptureAttach(t *testing.T) {
-	d := scriptedDevice(2048, sampletest.Faults{})
-	port, _, _ := sampletest.ServePty(t, d)
+	d := scriptedDevice(2048, devicetest.Faults{})
+	port, _, _ := devicetest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "a.tcmcap")
 	if code, _, stderr := tcmprof("capture", "--port", port, "--attach", "-o", out); code == 0 || !strings.Contains(stderr, "holds no records") {
 		t.Fatalf("attach to an idle device: exit %d: %s", code, stderr)
@@ -227,13 +228,13 @@ func TestCaptureAttach(t *testing.T) {
 
 // startHeldRun sends START for a snapshot of n samples and goes away.
 func startHeldRun(port string, n uint32) error {
-	p, err := sample.OpenPort(port, 115200)
+	p, err := device.OpenPort(port, 115200)
 	if err != nil {
 		return err
 	}
-	s := sample.NewSession(p, nil, sample.DefaultTimeouts())
+	s := device.NewSession(p, nil, device.DefaultTimeouts())
 	defer s.Close()
-	return s.Start(context.Background(), sample.Start{Fields: sample.FieldPC, Count: n})
+	return s.Start(context.Background(), device.Start{Fields: sample.FieldPC, Count: n})
 }
 
 func TestCaptureFlagErrors(t *testing.T) {
@@ -270,7 +271,7 @@ func TestCaptureFlagErrors(t *testing.T) {
 // drainingCapture is a tcmprof capture process caught in its drain, and
 // the scripted device it drains.
 type drainingCapture struct {
-	device *sampletest.Device
+	device *devicetest.Device
 	port   string
 	proc   *exec.Cmd
 	stderr *bytes.Buffer
@@ -282,8 +283,8 @@ type drainingCapture struct {
 // once the raw log holds half of stallAfter: the drain has begun.
 func startDraining(t *testing.T, stallAfter int64, stall time.Duration, raw string, args ...string) drainingCapture {
 	t.Helper()
-	d := scriptedDevice(4096, sampletest.Faults{StallAfter: stallAfter, Stall: stall})
-	port, _, _ := sampletest.ServePty(t, d)
+	d := scriptedDevice(4096, devicetest.Faults{StallAfter: stallAfter, Stall: stall})
+	port, _, _ := devicetest.ServePty(t, d)
 	p, stderr := startTcmprof(t, append([]string{"capture", "--port", port, "--timeout", "10s", "--raw", raw}, args...)...)
 	waitFor(t, "the drain to start", func() bool {
 		fi, err := os.Stat(raw)
@@ -306,8 +307,8 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 func TestCaptureStreamInterrupt(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			d := scriptedDevice(1024, sampletest.Faults{})
-			port, _, _ := sampletest.ServePty(t, d)
+			d := scriptedDevice(1024, devicetest.Faults{})
+			port, _, _ := devicetest.ServePty(t, d)
 			out := filepath.Join(t.TempDir(), "i.tcmcap")
 			p, stderr := startTcmprof(t, "capture", "--port", port, "--mode", "stream", "-o", out)
 			waitFor(t, "streamed records", func() bool { return d.Stored() > 2000 })
@@ -375,8 +376,8 @@ func TestInfoDrops(t *testing.T) {
 // --samples above what the device's buffer holds is said, with the
 // device's own figure, and the snapshot is the buffer's worth.
 func TestCaptureSamplesOverCapacity(t *testing.T) {
-	d := scriptedDevice(1024, sampletest.Faults{})
-	port, _, _ := sampletest.ServePty(t, d)
+	d := scriptedDevice(1024, devicetest.Faults{})
+	port, _, _ := devicetest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "big.tcmcap")
 	code, _, stderr := tcmprof("capture", "--port", port, "--samples", "5000", "-o", out)
 	if code != 0 {
@@ -419,8 +420,8 @@ func TestCaptureKeepsRunWhenOutputFails(t *testing.T) {
 // capture -o - writes the capture to standard output; when standard output
 // fails, the run is kept in the temporary directory as it is for a file.
 func TestCaptureToStdout(t *testing.T) {
-	d := scriptedDevice(1024, sampletest.Faults{})
-	port, _, _ := sampletest.ServePty(t, d)
+	d := scriptedDevice(1024, devicetest.Faults{})
+	port, _, _ := devicetest.ServePty(t, d)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	args := []string{"capture", "--port", port, "-o", "-"}
@@ -575,8 +576,8 @@ func TestCaptureNoSamplerOnPort(t *testing.T) {
 // maximum, 100 kHz here) is refused by the device, and the error names
 // the rate rather than every setting of START.
 func TestCaptureRateAboveTheDevicesLimit(t *testing.T) {
-	d := scriptedDevice(4096, sampletest.Faults{})
-	port, _, _ := sampletest.ServePty(t, d)
+	d := scriptedDevice(4096, devicetest.Faults{})
+	port, _, _ := devicetest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "run.tcmcap")
 	code, _, stderr := tcmprof("capture", "--port", port, "--rate", "200000", "-o", out)
 	want := "tcmprof: the sampler refused START (BAD_ARG): rate 200000 Hz with jitter 25 % is outside the intervals it was built for (a Zephyr build takes at most CONFIG_TCMPROF_SAMPLER_MAX_RATE_HZ, 100000 Hz unless configured)\n"

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 // deviceOptions are the flags of every command that talks to the sampler
@@ -21,7 +22,7 @@ import (
 type deviceOptions struct {
 	port    string
 	baud    int
-	match   sample.PortMatch
+	match   device.PortMatch
 	raw     string
 	timeout time.Duration
 	retries int
@@ -35,13 +36,13 @@ func (o *deviceOptions) addFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&o.port, "port", "auto", `serial device of the sampler, or "auto" to find it by USB id`)
 	f.IntVar(&o.baud, "baud", 115200, "baud rate (ignored by USB CDC-ACM)")
-	f.StringVar(&o.match.VID, "vid", sample.DefaultVID, "USB vendor id --port auto looks for (hex)")
-	f.StringVar(&o.match.PID, "pid", sample.DefaultPID, "USB product id --port auto looks for (hex)")
+	f.StringVar(&o.match.VID, "vid", device.DefaultVID, "USB vendor id --port auto looks for (hex)")
+	f.StringVar(&o.match.PID, "pid", device.DefaultPID, "USB product id --port auto looks for (hex)")
 	f.StringVar(&o.match.Serial, "serial", "", "USB serial number --port auto looks for")
 	f.StringVar(&o.match.Product, "product", "", "text in the USB product string --port auto looks for")
 	f.StringVar(&o.raw, "raw", "", "also write every byte received to this file, as it arrives")
-	f.DurationVar(&o.timeout, "timeout", sample.DefaultTimeouts().Reply, "how long the device may send no frame before a command is asked again")
-	f.IntVar(&o.retries, "retries", sample.DefaultTimeouts().Retries, "how often to ask again")
+	f.DurationVar(&o.timeout, "timeout", device.DefaultTimeouts().Reply, "how long the device may send no frame before a command is asked again")
+	f.IntVar(&o.retries, "retries", device.DefaultTimeouts().Retries, "how often to ask again")
 }
 
 func (o *deviceOptions) validate() error {
@@ -69,7 +70,7 @@ func usbID(flag, id string) (string, error) {
 	digits := strings.TrimPrefix(strings.ToLower(id), "0x")
 	v, err := strconv.ParseUint(digits, 16, 16)
 	if err != nil || digits == "" || strings.HasPrefix(digits, "+") {
-		return "", fmt.Errorf("%s %s: want a USB id of up to four hex digits, e.g. %s", flag, id, sample.DefaultVID)
+		return "", fmt.Errorf("%s %s: want a USB id of up to four hex digits, e.g. %s", flag, id, device.DefaultVID)
 	}
 	return fmt.Sprintf("%04x", v), nil
 }
@@ -84,58 +85,59 @@ type startFlags struct {
 
 func (f *startFlags) add(c *cobra.Command) {
 	c.Flags().Uint32Var(&f.rate, "rate", 0, "mean sampling rate in Hz (0 = the device default)")
-	c.Flags().IntVar(&f.jitter, "jitter", sample.DefaultJitterPct, fmt.Sprintf("jitter of the sampling interval, percent, 0 to %d (uniform in mean ± jitter; the sampler's own default)", sample.MaxJitterPct))
+	c.Flags().IntVar(&f.jitter, "jitter", device.DefaultJitterPct, fmt.Sprintf("jitter of the sampling interval, percent, 0 to %d (uniform in mean ± jitter; the sampler's own default)", device.MaxJitterPct))
 	c.Flags().StringVar(&f.fields, "fields", "pc", "record fields: pc, pc,lr, pc,lr,ctx (ctx = exc,thread), and stack (a copy of the interrupted stack, for call stacks; adds lr)")
 	c.Flags().Uint8Var(&f.words, "stack-words", 0, fmt.Sprintf("stack words per sample with --fields stack, %d to %d (0 = the device default, %d); fewer samples fit the device's buffer with more",
-		sample.MinStackWords, sample.MaxStackWords, sample.DefaultStackWords))
+		sample.MinStackWords, sample.MaxStackWords, device.DefaultStackWords))
 }
 
 // start is the START request of the flags.
-func (f *startFlags) start() (sample.Start, error) {
+func (f *startFlags) start() (device.Start, error) {
 	fields, err := sample.ParseFields(f.fields)
 	if err != nil {
-		return sample.Start{}, fmt.Errorf("--fields: %w", err)
+		return device.Start{}, fmt.Errorf("--fields: %w", err)
 	}
 	switch {
-	case f.rate > sample.MaxRateHz:
-		return sample.Start{}, fmt.Errorf("--rate %d: want 1 to %d Hz, or 0 for the device's default", f.rate, sample.MaxRateHz)
-	case f.jitter < 0 || f.jitter > sample.MaxJitterPct:
-		return sample.Start{}, fmt.Errorf("--jitter %d: want 0 to %d (percent)", f.jitter, sample.MaxJitterPct)
+	case f.rate > device.MaxRateHz:
+		return device.Start{}, fmt.Errorf("--rate %d: want 1 to %d Hz, or 0 for the device's default", f.rate, device.MaxRateHz)
+	case f.jitter < 0 || f.jitter > device.MaxJitterPct:
+		return device.Start{}, fmt.Errorf("--jitter %d: want 0 to %d (percent)", f.jitter, device.MaxJitterPct)
 	case f.words != 0 && fields&sample.FieldStack == 0:
-		return sample.Start{}, errors.New("--stack-words needs --fields with stack")
+		return device.Start{}, errors.New("--stack-words needs --fields with stack")
 	case f.words != 0 && (f.words < sample.MinStackWords || f.words > sample.MaxStackWords):
-		return sample.Start{}, fmt.Errorf("--stack-words %d: want %d to %d", f.words, sample.MinStackWords, sample.MaxStackWords)
+		return device.Start{}, fmt.Errorf("--stack-words %d: want %d to %d", f.words, sample.MinStackWords, sample.MaxStackWords)
 	}
-	return sample.Start{RateHz: f.rate, JitterPct: uint8(f.jitter), Fields: fields, StackWords: f.words}, nil
+	return device.Start{RateHz: f.rate, JitterPct: uint8(f.jitter), Fields: fields, StackWords: f.words}, nil
 }
 
-// device is an open connection to the sampler.
-type device struct {
-	session *sample.Session
+// connection is an open connection to the sampler (device names the
+// package that speaks its protocol).
+type connection struct {
+	session *device.Session
 	host    sample.HostInfo
 	raw     *os.File // the --raw byte log, or nil
 }
 
 // open finds the port (--port auto) and opens a session on it, with the
 // --raw byte log when asked for.
-func (o *deviceOptions) open() (*device, error) {
+func (o *deviceOptions) open() (*connection, error) {
 	host := sample.HostInfo{Time: time.Now().UTC(), Port: o.port, Baud: o.baud, ToolVersion: Version}
 	if o.port == "auto" {
-		ports, err := sample.ListPorts()
+		ports, err := device.ListPorts()
 		if err != nil {
 			return nil, err
 		}
-		p, err := sample.FindPort(ports, o.match, sample.StatusProbe(o.baud, probeTimeout))
+		p, err := device.FindPort(ports, o.match, device.StatusProbe(o.baud, probeTimeout))
 		if err != nil {
 			return nil, err
 		}
 		host.Port, host.USB = p.Path, p.USB
 	}
-	port, err := sample.OpenPort(host.Port, o.baud)
+	port, err := device.OpenPort(host.Port, o.baud)
 	if err != nil {
 		return nil, err
 	}
-	d := &device{host: host}
+	d := &connection{host: host}
 	var rawW io.Writer
 	if o.raw != "" {
 		if d.raw, err = os.Create(o.raw); err != nil {
@@ -144,14 +146,14 @@ func (o *deviceOptions) open() (*device, error) {
 		}
 		rawW = d.raw
 	}
-	to := sample.DefaultTimeouts()
+	to := device.DefaultTimeouts()
 	to.Reply, to.Retries = o.timeout, o.retries
-	d.session = sample.NewSession(port, rawW, to)
+	d.session = device.NewSession(port, rawW, to)
 	return d, nil
 }
 
 // Close closes the session and the byte log.
-func (d *device) Close() {
+func (d *connection) Close() {
 	d.session.Close()
 	if d.raw != nil {
 		d.raw.Close()

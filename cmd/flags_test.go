@@ -12,6 +12,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 	"github.com/tcmprof/tcmprof/sim"
 )
 
@@ -25,7 +26,7 @@ func TestCaptureFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sample.Start{Mode: sample.ModeStream, Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread,
+	want := device.Start{Mode: sample.ModeStream, Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread,
 		RateHz: 20000, JitterPct: 10, Count: 5000, DurationMS: 2000}
 	if o.request != want || o.device.port != "/dev/ttyACM0" || o.out != "run.tcmcap" || o.duration != 2*time.Second {
 		t.Errorf("request %+v, port %q, out %q; want %+v", o.request, o.device.port, o.out, want)
@@ -36,8 +37,8 @@ func TestCaptureFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.request != (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC, JitterPct: 25}) || o.device.port != "auto" ||
-		o.device.match.VID != sample.DefaultVID || o.device.timeout != sample.DefaultTimeouts().Reply {
+	if o.request != (device.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC, JitterPct: 25}) || o.device.port != "auto" ||
+		o.device.match.VID != device.DefaultVID || o.device.timeout != device.DefaultTimeouts().Reply {
 		t.Errorf("defaults: %+v", o)
 	}
 	// Stacks bring LR with them; K goes with them.
@@ -45,7 +46,7 @@ func TestCaptureFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (sample.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC | sample.FieldLR | sample.FieldStack, JitterPct: 25, StackWords: 48}); o.request != want {
+	if want := (device.Start{Mode: sample.ModeSnapshot, Fields: sample.FieldPC | sample.FieldLR | sample.FieldStack, JitterPct: 25, StackWords: 48}); o.request != want {
 		t.Errorf("stacks: %+v, want %+v", o.request, want)
 	}
 	// USB ids are written as the system lists them: four lower-case digits.

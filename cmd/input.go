@@ -258,26 +258,10 @@ func (o *inputOptions) symbolize(errw io.Writer, args []captureArg, adjust func(
 	return s, nil
 }
 
-// isCapture reports whether the file at path is a tcmprof capture (by its
-// magic line) rather than, presumably, a pprof profile.
-func isCapture(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	head := make([]byte, len(captureMagic))
-	n, _ := io.ReadFull(f, head)
-	return string(head[:n]) == captureMagic, nil
-}
-
-// captureMagic starts every .tcmcap file (docs/capture-format.md).
-const captureMagic = "tcmcap "
-
 // loadProfile reads path as a pprof profile, or as a capture that it
 // symbolizes with the ELF the flags name; sym is nil for a profile.
 func (o *inputOptions) loadProfile(s Streams, path string) (p *pprof.Profile, sym *profile.Symbolized, err error) {
-	capture, err := isCapture(path)
+	capture, err := sample.IsCaptureFile(path)
 	if err != nil {
 		return nil, nil, err
 	}

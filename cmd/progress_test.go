@@ -14,16 +14,16 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/tcmprof/tcmprof/sample/sampletest"
+	"github.com/tcmprof/tcmprof/sample/device/devicetest"
 )
 
 // With stderr not a terminal (a log, a pipe), a capture says in plain
 // lines that the device samples (time, and samples taken from its STATUS
 // answers, the last with the run's total) and how many records arrived.
 func TestCaptureProgressPlainLines(t *testing.T) {
-	d := scriptedDevice(4096, sampletest.Faults{})
+	d := scriptedDevice(4096, devicetest.Faults{})
 	d.RunTime = time.Second
-	port, _, _ := sampletest.ServePty(t, d)
+	port, _, _ := devicetest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "run.tcmcap")
 	code, _, stderr := tcmprof("capture", "--port", port, "-o", out)
 	if code != 0 {
@@ -45,9 +45,9 @@ func TestCaptureProgressPlainLines(t *testing.T) {
 // drawn at a default width instead of not at all: the sampling line, then
 // the records.
 func TestCaptureProgressOnUnsizedTerminal(t *testing.T) {
-	d := scriptedDevice(4096, sampletest.Faults{})
+	d := scriptedDevice(4096, devicetest.Faults{})
 	d.RunTime = time.Second
-	port, _, _ := sampletest.ServePty(t, d)
+	port, _, _ := devicetest.ServePty(t, d)
 	master, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pty: %v", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/tcmprof/tcmprof/live"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 type topOptions struct {
@@ -36,7 +37,7 @@ type topOptions struct {
 	quiet      bool
 
 	// Set by validate from the flags.
-	request sample.Start
+	request device.Start
 	sortKey live.SortKey
 }
 
@@ -140,7 +141,7 @@ func (o *topOptions) validate() error {
 // the stream's outcome once it ends.
 type topRun struct {
 	o    *topOptions
-	dev  *device
+	dev  *connection
 	agg  *live.Aggregator
 	ctx  context.Context
 	name string // what the screen's title calls the run: port, rate, fields
@@ -247,8 +248,8 @@ func runTop(o *topOptions, s Streams) error {
 // threadTable reads the device's thread names with a one-sample snapshot
 // run: a stream run sends its thread table only when it ends, too late for
 // a live view. Threads created later show as ids.
-func threadTable(ctx context.Context, sess *sample.Session, req sample.Start) (map[uint32]string, error) {
-	c, err := sess.Snapshot(ctx, sample.Start{RateHz: req.RateHz, JitterPct: req.JitterPct, Fields: sample.FieldPC | sample.FieldThread, Count: 1}, 0, nil)
+func threadTable(ctx context.Context, sess *device.Session, req device.Start) (map[uint32]string, error) {
+	c, err := sess.Snapshot(ctx, device.Start{RateHz: req.RateHz, JitterPct: req.JitterPct, Fields: sample.FieldPC | sample.FieldThread, Count: 1}, 0, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +339,7 @@ func (r *topRun) finish(s Streams) error {
 		}
 		fmt.Fprintf(s.Err, "%s: %s\n", r.o.out, summary(c))
 	}
-	var inc *sample.IncompleteError
+	var inc *device.IncompleteError
 	if !errors.As(err, &inc) {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/sample"
-	"github.com/tcmprof/tcmprof/sample/sampletest"
+	"github.com/tcmprof/tcmprof/sample/device/devicetest"
 )
 
 // BenchmarkTopStream100k feeds tcmprof top, as its own process, a stream
@@ -52,13 +52,13 @@ func BenchmarkTopStream100k(b *testing.B) {
 	runs := 0
 	for b.Loop() {
 		run := func(name string, args ...string) streamLoad {
-			d := scriptedDevice(8192, sampletest.Faults{})
+			d := scriptedDevice(8192, devicetest.Faults{})
 			d.MaxRateHz = 100_000
 			d.BuildID = recorded.Header.BuildID
 			d.Replay = recorded.Records
 			d.StreamRing = 8192
 			d.StreamBatch, d.StreamPeriod = 100, time.Millisecond
-			port, _, _ := sampletest.ServePty(b, d)
+			port, _, _ := devicetest.ServePty(b, d)
 			out := filepath.Join(dir, name+".tcmcap")
 			args = append(args, "--port", port, "--rate", "100000", "--fields", "pc,lr", "--quiet", "-o", out)
 			l := measureStream(b, warmUp, measure, out, args...)

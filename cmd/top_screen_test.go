@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tcmprof/tcmprof/sample"
-	"github.com/tcmprof/tcmprof/sample/sampletest"
+	"github.com/tcmprof/tcmprof/sample/device/devicetest"
 )
 
 // ptyScreen is tcmprof running on a pseudo-terminal of the test's own, as
@@ -135,7 +135,7 @@ func TestTopScreenRestoresTerminal(t *testing.T) {
 	for _, quit := range []string{"q", "ctrl-c", "SIGTERM"} {
 		t.Run(quit, func(t *testing.T) {
 			d, fw := topDevice(t)
-			port, _, _ := sampletest.ServePty(t, d)
+			port, _, _ := devicetest.ServePty(t, d)
 			out := filepath.Join(t.TempDir(), "screen.tcmcap")
 			ps := startOnPty(t, "top", "--port", port, "--elf", fw.ELF, "--interval", "200ms", "-o", out)
 			before := ps.termios()
@@ -246,7 +246,7 @@ func (p *tmuxPane) waitScreenFor(what string, ok func(screen string) bool) strin
 // a resize to a narrow terminal, and a terminal left as it was (stty).
 func TestTopScreenInTmux(t *testing.T) {
 	d, fw := topDevice(t)
-	port, _, _ := sampletest.ServePty(t, d)
+	port, _, _ := devicetest.ServePty(t, d)
 	dir := t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {

@@ -15,7 +15,8 @@ import (
 
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
-	"github.com/tcmprof/tcmprof/sample/sampletest"
+	"github.com/tcmprof/tcmprof/sample/device"
+	"github.com/tcmprof/tcmprof/sample/device/devicetest"
 )
 
 func TestTopFlags(t *testing.T) {
@@ -24,7 +25,7 @@ func TestTopFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sample.Start{Mode: sample.ModeStream, Fields: sample.FieldPC | sample.FieldLR, RateHz: 20000, JitterPct: 25}
+	want := device.Start{Mode: sample.ModeStream, Fields: sample.FieldPC | sample.FieldLR, RateHz: 20000, JitterPct: 25}
 	if o.request != want || o.device.port != "/dev/ttyACM0" || o.input.elfPath != "z.elf" || o.interval != 500*time.Millisecond ||
 		o.window != 5*time.Second || o.sortKey != 1 || !o.batch || o.iterations != 3 || !o.inline || o.out != "run.tcmcap" {
 		t.Errorf("%+v", o)
@@ -34,7 +35,7 @@ func TestTopFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.request != (sample.Start{Mode: sample.ModeStream, Fields: sample.FieldPC, JitterPct: 25}) || o.device.port != "auto" || o.interval != time.Second ||
+	if o.request != (device.Start{Mode: sample.ModeStream, Fields: sample.FieldPC, JitterPct: 25}) || o.device.port != "auto" || o.interval != time.Second ||
 		o.window != 10*time.Second || o.sortKey != 0 || o.batch || o.cumulative || o.table.top != 30 {
 		t.Errorf("defaults: %+v", o)
 	}
@@ -56,7 +57,7 @@ func TestTopFlags(t *testing.T) {
 // that top can symbolize what it streams: inlined code, a leaf, a library
 // function, ITCM code, an interrupt and the WFI idle loop; thread 1 is
 // "main", 2 "idle".
-func topDevice(t *testing.T) (*sampletest.Device, *profiletest.Firmware) {
+func topDevice(t *testing.T) (*devicetest.Device, *profiletest.Firmware) {
 	fw := profiletest.Build(t)
 	groups := []struct {
 		n      int
@@ -80,9 +81,9 @@ func topDevice(t *testing.T) (*sampletest.Device, *profiletest.Firmware) {
 			}
 		}
 	}
-	d := scriptedDevice(1024, sampletest.Faults{})
+	d := scriptedDevice(1024, devicetest.Faults{})
 	d.BuildID = fw.BuildID(t)
-	d.Threads = []sample.Thread{{ID: 1, Name: "main"}, {ID: 2, Name: "idle"}}
+	d.Threads = []device.Thread{{ID: 1, Name: "main"}, {ID: 2, Name: "idle"}}
 	d.Replay = replay
 	d.StreamRing = 4096
 	d.StreamBatch, d.StreamPeriod = 20, 2*time.Millisecond // 10 kHz
@@ -168,7 +169,7 @@ func withinBinomial(a float64, n int, want float64) bool {
 // (read before the stream starts), and every record in the file.
 func TestTopBatchJSON(t *testing.T) {
 	d, fw := topDevice(t)
-	port, _, _ := sampletest.ServePty(t, d)
+	port, _, _ := devicetest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "top.tcmcap")
 	code, stdout, stderr := tcmprof("top", "--port", port, "--elf", fw.ELF, "--map", fw.MapPath, "--fields", "pc,lr,ctx",
 		"--json", "-n", "3", "--interval", "300ms", "--cumulative", "--inline", "--top", "0", "-o", out)
@@ -216,8 +217,8 @@ func TestTopBatchJSON(t *testing.T) {
 func TestTopLoss(t *testing.T) {
 	d, fw := topDevice(t)
 	d.StreamRing, d.StreamBatch, d.StreamPeriod = 100, 200, 2*time.Millisecond
-	d.Faults = sampletest.Faults{Seed: 5, CorruptOut: 0.0005}
-	port, _, _ := sampletest.ServePty(t, d)
+	d.Faults = devicetest.Faults{Seed: 5, CorruptOut: 0.0005}
+	port, _, _ := devicetest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "loss.tcmcap")
 	code, stdout, stderr := tcmprof("top", "--port", port, "--elf", fw.ELF, "--json", "-n", "4", "--interval", "250ms", "--window", "250ms", "-o", out)
 	if code != 0 {
@@ -246,8 +247,8 @@ func TestTopLoss(t *testing.T) {
 // capture keeps what arrived, the exit status is not 0.
 func TestTopHangUp(t *testing.T) {
 	d, fw := topDevice(t)
-	d.Faults = sampletest.Faults{Seed: 3, HangUpAfter: 20000}
-	port, _, _ := sampletest.ServePty(t, d)
+	d.Faults = devicetest.Faults{Seed: 3, HangUpAfter: 20000}
+	port, _, _ := devicetest.ServePty(t, d)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "cut.tcmcap")
 	code, stdout, stderr := tcmprof("top", "--port", port, "--elf", fw.ELF, "-b", "--interval", "100ms", "--timeout", "200ms", "-o", out)
@@ -283,7 +284,7 @@ func TestTopHangUp(t *testing.T) {
 // run).
 func TestTopSIGTERM(t *testing.T) {
 	d, fw := topDevice(t)
-	port, _, _ := sampletest.ServePty(t, d)
+	port, _, _ := devicetest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "term.tcmcap")
 	p, stderr := startTcmprof(t, "top", "--port", port, "--elf", fw.ELF, "-b", "--interval", "100ms", "-o", out)
 	waitFor(t, "streamed records", func() bool { return d.Stored() > 3000 })
@@ -311,7 +312,7 @@ func TestTopStack(t *testing.T) {
 			r.Stack = append(r.Stack, uint32(i*100+w))
 		}
 	}
-	port, _, _ := sampletest.ServePty(t, d)
+	port, _, _ := devicetest.ServePty(t, d)
 	out := filepath.Join(t.TempDir(), "stack.tcmcap")
 	code, stdout, stderr := tcmprof("top", "--port", port, "--elf", fw.ELF, "--fields", "pc,lr,stack", "--stack-words", "16",
 		"-b", "-n", "1", "--interval", "300ms", "-o", out)
@@ -331,7 +332,7 @@ func TestTopStack(t *testing.T) {
 func TestTopBuildIDMismatch(t *testing.T) {
 	d, fw := topDevice(t)
 	d.BuildID = []byte{1, 2, 3, 4}
-	port, _, _ := sampletest.ServePty(t, d)
+	port, _, _ := devicetest.ServePty(t, d)
 	code, _, stderr := tcmprof("top", "--port", port, "--elf", fw.ELF, "-b", "-n", "1")
 	// It names the device, not a capture, and says what to give instead.
 	if code == 0 || !strings.Contains(stderr, "device build-id 01020304 differs from ELF build-id") ||

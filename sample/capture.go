@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package sample reads PC samples from the firmware-sampler: the wire
-// protocol (firmware-sampler/docs/protocol.md), the serial transport, the
-// drain session, and .tcmcap capture files (docs/capture-format.md).
+// Package sample is what a run of the firmware-sampler leaves: the
+// capture, its records and their coding, and the .tcmcap capture file
+// (docs/capture-format.md). Package sample/device takes captures from a
+// device: the wire protocol (firmware-sampler/docs/protocol.md), the
+// serial transport and the drain session.
 //
 // A Capture is the unit of record: the device's HEADER (clocks, interval,
 // fields, build-id), the records, the thread table, what never arrived, and
@@ -13,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/tcmprof/tcmprof/internal/wording"
@@ -156,8 +159,8 @@ func (c *Capture) Validate() error {
 	if h.Fields&FieldPC == 0 {
 		return errors.New("fields do not include PC")
 	}
-	if h.Fields&^knownFields != 0 {
-		return fmt.Errorf("unknown fields 0x%02x", uint8(h.Fields&^knownFields))
+	if h.Fields&^AllFields != 0 {
+		return fmt.Errorf("unknown fields 0x%02x", uint8(h.Fields&^AllFields))
 	}
 	if h.Fields&FieldStack != 0 {
 		if h.Fields&FieldLR == 0 {
@@ -221,4 +224,32 @@ func (c *Capture) Validate() error {
 		}
 	}
 	return nil
+}
+
+// DecodeStats counts what the host received. A capture keeps them (its file
+// too) to say how clean the line was: device's Decoder fills the stream
+// counts, its Session adds the retry counts.
+type DecodeStats struct {
+	Bytes        uint64 `json:"bytes"`         // bytes received
+	Frames       uint64 `json:"frames"`        // frames decoded
+	CRCErrors    uint64 `json:"crc_errors"`    // segments that COBS-decoded to a payload with a wrong CRC
+	BadFrames    uint64 `json:"bad_frames"`    // frames with a good CRC and an unreadable body
+	GarbageBytes uint64 `json:"garbage_bytes"` // bytes that were neither frames nor log text
+	LogLines     uint64 `json:"log_lines"`     // lines of log text
+	Retries      uint64 `json:"retries"`       // commands sent again after a time-out
+	Rerequests   uint64 `json:"rerequests"`    // DRAINs of ranges that did not arrive the first time
+	Rerequested  uint64 `json:"rerequested"`   // records in those ranges
+}
+
+// FormatRanges lists ranges as "3-9, 15, 20-21", at most max of them.
+func FormatRanges(rs []Range, max int) string {
+	var parts []string
+	for i, r := range rs {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("and %d more ranges", len(rs)-max))
+			break
+		}
+		parts = append(parts, r.String())
+	}
+	return strings.Join(parts, ", ")
 }

@@ -30,6 +30,21 @@ const (
 // fileMagic starts every capture file; the version follows on the same line.
 const fileMagic = "tcmcap "
 
+// IsCaptureFile reports whether the file at path starts with the capture
+// file's magic, so that a command given a capture or a pprof profile can
+// tell which it has before reading either. It checks only the magic: a
+// file that passes may still fail ReadFile.
+func IsCaptureFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(fileMagic))
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == fileMagic, nil
+}
+
 // fileMeta is the JSON section. Its keys are part of the format: rename
 // nothing, only add.
 type fileMeta struct {
@@ -108,9 +123,9 @@ func (c *Capture) Write(w io.Writer) error {
 		return err
 	}
 	recs := make([]byte, 0, len(c.Records)*3)
-	coder := newRecordCoder(h.Fields, CodingV10)
+	coder := NewRecordCoder(h.Fields, CodingV10)
 	for _, r := range c.Records {
-		recs = coder.append(recs, r)
+		recs = coder.Append(recs, r)
 	}
 
 	var buf bytes.Buffer
@@ -261,14 +276,14 @@ func parse(data []byte) (*Capture, error) {
 		return nil, formatError(recsOff, nil, "capture file claims %d records in %d bytes", meta.RecordCount, len(recs))
 	}
 	c.Records = make([]Record, 0, meta.RecordCount)
-	coder := newRecordCoder(c.Header.Fields, CodingV10)
+	coder := NewRecordCoder(c.Header.Fields, CodingV10)
 	next, mi, at := meta.FirstIndex, 0, 0
 	for i := uint32(0); i < meta.RecordCount; i++ {
 		for mi < len(c.Missing) && c.Missing[mi].Start == next {
 			next = c.Missing[mi].End
 			mi++
 		}
-		r, n, err := coder.read(recs[at:])
+		r, n, err := coder.Read(recs[at:])
 		if err != nil {
 			return nil, formatError(recsOff+at, err, "capture file record %d", i)
 		}

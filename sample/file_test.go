@@ -27,7 +27,7 @@ func syntheticCapture(n int, fields Fields, missing []Range) *Capture {
 	c := &Capture{
 		Header: Header{ProtoMajor: 1, SamplerVersion: [3]uint8{0, 1, 0}, State: StateHolding, Mode: ModeSnapshot,
 			Fields: fields, JitterPct: 10, CPUHz: 600_000_000, TimerHz: 24_000_000, IntervalTicks: 2400,
-			Capacity: uint32(n), Taken: uint32(n) + 5, Dropped: 5, Stored: uint32(n), BuildID: seq(0xA0, 0xB3)},
+			Capacity: uint32(n), Taken: uint32(n) + 5, Dropped: 5, Stored: uint32(n), BuildID: []byte{0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8, 0xa9, 0xaa, 0xab, 0xac, 0xad, 0xae, 0xaf, 0xb0, 0xb1, 0xb2, 0xb3}},
 		Missing: missing,
 		Host: HostInfo{Time: time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC), Port: "/dev/ttyACM0", Baud: 115200,
 			USB:         USBInfo{VID: "2fe3", PID: "0001", Serial: "ABC123", Product: "tcmprof sampler", Manufacturer: "ZEPHYR"},
@@ -110,7 +110,7 @@ func TestCaptureFileRoundTrip(t *testing.T) {
 		{"pc", 1000, FieldPC, nil},
 		{"pc,lr with gaps", 1000, FieldPC | FieldLR, []Range{{0, 3}, {100, 150}, {1053, 1056}}},
 		{"all fields", 500, FieldPC | FieldLR | FieldExc | FieldThread, []Range{{10, 11}}},
-		{"stack", 500, knownFields, []Range{{10, 11}}},
+		{"stack", 500, AllFields, []Range{{10, 11}}},
 		{"empty", 0, FieldPC, nil},
 		{"nothing arrived", 0, FieldPC | FieldLR, []Range{{0, 16384}}},
 	} {
@@ -211,6 +211,37 @@ func TestCaptureFileErrors(t *testing.T) {
 	_, err = Parse(strings.NewReader("PK\x03\x04 something else"))
 	if err == nil || !strings.Contains(err.Error(), "not a tcmprof capture file") {
 		t.Errorf("foreign file: %v", err)
+	}
+}
+
+// IsCaptureFile tells a capture from anything else by its first line
+// alone, whether or not the rest would read.
+func TestIsCaptureFile(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := syntheticCapture(10, FieldPC, nil).Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, data string
+		want       bool
+	}{
+		{"capture", buf.String(), true},
+		{"cut short after the magic", "tcmcap ", true},
+		{"magic cut short", "tcmca", false},
+		{"pprof", "\x1f\x8b\x08\x00 gzip", false},
+		{"empty", "", false},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := IsCaptureFile(path); got != tc.want || err != nil {
+			t.Errorf("%s: IsCaptureFile = %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+	if _, err := IsCaptureFile(filepath.Join(dir, "absent")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("absent file: err = %v, want not-exist", err)
 	}
 }
 

@@ -21,7 +21,8 @@ const (
 	FieldThread Fields = 1 << 3
 	FieldStack  Fields = 1 << 4
 
-	knownFields = FieldPC | FieldLR | FieldExc | FieldThread | FieldStack
+	// AllFields are every field this version knows.
+	AllFields = FieldPC | FieldLR | FieldExc | FieldThread | FieldStack
 )
 
 // String lists the fields as the --fields flag spells them: "pc,lr,exc,thread,stack".
@@ -32,7 +33,7 @@ func (f Fields) String() string {
 			names = append(names, n.name)
 		}
 	}
-	if rest := f &^ knownFields; rest != 0 {
+	if rest := f &^ AllFields; rest != 0 {
 		names = append(names, fmt.Sprintf("0x%02x", uint8(rest)))
 	}
 	return strings.Join(names, ",")
@@ -135,40 +136,45 @@ func (c Coding) String() string {
 // slot's number takes the low two bits of the varint.
 const pcSlots = 4
 
-// recordCoder codes a sequence of records (protocol §3, DATA): the
-// sequence is one DATA frame, or a whole capture file (CodingV10).
-type recordCoder struct {
+// RecordCoder codes a sequence of records (protocol §3, DATA): the
+// sequence is one DATA frame, or a whole capture file (CodingV10). Each
+// record is coded against those before it, so one coder codes one
+// sequence, in order, one way. A copy of it saves its state (device's
+// FillData tries a record and takes it back): it shares only records'
+// stacks, which it never changes.
+type RecordCoder struct {
 	fields Fields
 	coding Coding
 	prev   Record
-	// recent holds the last stackRefWindow records' stacks: record
-	// count-back at recent[(count-back) % stackRefWindow].
-	recent [stackRefWindow]Record
+	// recent holds the last StackRefWindow records' stacks: record
+	// count-back at recent[(count-back) % StackRefWindow].
+	recent [StackRefWindow]Record
 	count  int
 	// pcs are the last pcSlots PCs, the newest first (CodingV12).
 	pcs [pcSlots]uint32
 }
 
-func newRecordCoder(fields Fields, coding Coding) *recordCoder {
-	return &recordCoder{fields: fields, coding: coding}
+// NewRecordCoder codes a sequence of records of fields with coding.
+func NewRecordCoder(fields Fields, coding Coding) *RecordCoder {
+	return &RecordCoder{fields: fields, coding: coding}
 }
 
 // ref is the record back records before the next one.
-func (c *recordCoder) ref(back int) *Record {
-	return &c.recent[(c.count-back)%stackRefWindow]
+func (c *RecordCoder) ref(back int) *Record {
+	return &c.recent[(c.count-back)%StackRefWindow]
 }
 
 // threadRef is the stack reference of a CodingV12 record of thread with
-// n words at sp: the nearest of the stackRefWindow records before it of
+// n words at sp: the nearest of the StackRefWindow records before it of
 // the same thread (without the THREAD field every thread is 0) whose
 // words overlap these addresses, nil for none. Overlap keeps a thread's
 // samples on the interrupt stack (handler mode) and on its own apart,
 // and finds the same stack in a run without THREAD.
-func (c *recordCoder) threadRef(thread, sp uint32, n int) *Record {
+func (c *RecordCoder) threadRef(thread, sp uint32, n int) *Record {
 	if c.fields&FieldThread == 0 {
 		thread = 0
 	}
-	for back := 1; back <= min(stackRefWindow, c.count); back++ {
+	for back := 1; back <= min(StackRefWindow, c.count); back++ {
 		r := c.ref(back)
 		rt := r.Thread
 		if c.fields&FieldThread == 0 {
@@ -181,10 +187,10 @@ func (c *recordCoder) threadRef(thread, sp uint32, n int) *Record {
 	return nil
 }
 
-func (c *recordCoder) push(r Record) {
+func (c *RecordCoder) push(r Record) {
 	c.prev = r
 	if c.fields&FieldStack != 0 {
-		c.recent[c.count%stackRefWindow] = r
+		c.recent[c.count%StackRefWindow] = r
 	}
 	if c.coding == CodingV12 {
 		copy(c.pcs[1:], c.pcs[:pcSlots-1])
@@ -196,7 +202,7 @@ func (c *recordCoder) push(r Record) {
 // nearestPC is the CodingV12 PC code of pc: the slot of the recent PC
 // whose halfword delta has the smallest zigzag value (the first of equals)
 // in the low two bits, that value above them.
-func (c *recordCoder) nearestPC(pc uint32) uint64 {
+func (c *RecordCoder) nearestPC(pc uint32) uint64 {
 	best, slot := uint64(1)<<62, 0
 	for j, h := range c.pcs {
 		if v := uint64(zigzag(int32(pc-h) >> 1)); v < best {
@@ -206,9 +212,9 @@ func (c *recordCoder) nearestPC(pc uint32) uint64 {
 	return best<<2 | uint64(slot)
 }
 
-// append appends r coded against the records before it and makes it one
+// Append appends r coded against the records before it and makes it one
 // of them. The Index is not coded: records are consecutive.
-func (c *recordCoder) append(b []byte, r Record) []byte {
+func (c *RecordCoder) Append(b []byte, r Record) []byte {
 	prev := &c.prev
 	if c.coding == CodingV12 {
 		b = binary.AppendUvarint(b, c.nearestPC(r.PC))
@@ -238,14 +244,14 @@ func (c *recordCoder) append(b []byte, r Record) []byte {
 // appendStack appends r's SP and word count and, with words, the
 // reference that codes them shortest (none unless one is strictly shorter,
 // the nearest of equals) and the runs (CodingV10).
-func (c *recordCoder) appendStack(b []byte, r *Record) []byte {
+func (c *RecordCoder) appendStack(b []byte, r *Record) []byte {
 	b = binary.AppendUvarint(b, uint64(zigzag(int32(r.SP-c.prev.SP))))
 	b = binary.AppendUvarint(b, uint64(len(r.Stack)))
 	if len(r.Stack) == 0 {
 		return b
 	}
 	bestRef, best := 0, stackRuns(nil, r, nil)
-	for back := 1; back <= min(stackRefWindow, c.count); back++ {
+	for back := 1; back <= min(StackRefWindow, c.count); back++ {
 		if runs := stackRuns(nil, r, c.ref(back)); len(runs) < len(best) {
 			bestRef, best = back, runs
 		}
@@ -283,7 +289,7 @@ func stackBelow(sp uint32, n int, ref *Record) int {
 
 // appendThreadStack appends r's STACK part in CodingV12: SP and the word
 // count as in CodingV10, and with words the common count and the literals.
-func (c *recordCoder) appendThreadStack(b []byte, r *Record) []byte {
+func (c *RecordCoder) appendThreadStack(b []byte, r *Record) []byte {
 	b = binary.AppendUvarint(b, uint64(zigzag(int32(r.SP-c.prev.SP))))
 	b = binary.AppendUvarint(b, uint64(len(r.Stack)))
 	if len(r.Stack) == 0 {
@@ -367,9 +373,10 @@ func (v *varints) nextPC() (uint64, error) {
 	return x, nil
 }
 
-// read decodes one record coded against the records before it, makes it
-// one of them and returns it with the number of bytes read.
-func (c *recordCoder) read(b []byte) (Record, int, error) {
+// Read decodes one record coded against the records before it, makes it
+// one of them and returns it with the number of bytes read. Its Index is
+// left 0: the sequence's first index is not coded, the caller numbers it.
+func (c *RecordCoder) Read(b []byte) (Record, int, error) {
 	var r Record
 	prev := &c.prev
 	in := &varints{b: b}
@@ -424,7 +431,7 @@ func (c *recordCoder) read(b []byte) (Record, int, error) {
 }
 
 // readStack decodes the STACK part of r (protocol §3).
-func (c *recordCoder) readStack(in *varints, r *Record) error {
+func (c *RecordCoder) readStack(in *varints, r *Record) error {
 	next := in.next
 	v, err := next()
 	if err != nil {
@@ -447,7 +454,7 @@ func (c *recordCoder) readStack(in *varints, r *Record) error {
 	}
 	var ref *Record
 	if back != 0 {
-		if back > stackRefWindow || int(back) > c.count {
+		if back > StackRefWindow || int(back) > c.count {
 			return errStackRef
 		}
 		ref = c.ref(int(back))
@@ -487,7 +494,7 @@ func (c *recordCoder) readStack(in *varints, r *Record) error {
 }
 
 // readThreadStack decodes the STACK part of r in CodingV12 (protocol §3).
-func (c *recordCoder) readThreadStack(in *varints, r *Record) error {
+func (c *RecordCoder) readThreadStack(in *varints, r *Record) error {
 	v, err := in.next()
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 // Capture turns the run's samples into a capture as the firmware sampler
@@ -31,7 +32,7 @@ func (r *Result) Capture(buildID []byte, host sample.HostInfo) (*sample.Capture,
 	n := uint32(len(r.Samples))
 	c := &sample.Capture{
 		Header: sample.Header{
-			ProtoMajor: sample.ProtoMajor, ProtoMinor: sample.ProtoMinor,
+			ProtoMajor: device.ProtoMajor, ProtoMinor: device.ProtoMinor,
 			State: sample.StateHolding, Mode: sample.ModeSnapshot, Fields: sample.FieldPC,
 			JitterPct: s.JitterPct, CPUHz: s.ClockHz, TimerHz: s.ClockHz, IntervalTicks: mean,
 			Capacity: n, Taken: n, Stored: n, BuildID: buildID,

@@ -21,14 +21,14 @@ import (
 	"strings"
 
 	"github.com/tcmprof/tcmprof/elf"
-	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 // Defaults: the i.MX RT1062 (Teensy 4.1) as docs/sim.md cites them.
 const (
 	DefaultPenalty   = 500         // cycles per line fill from QSPI flash (the Teensy report)
 	DefaultClockHz   = 600_000_000 // Teensy 4.1 core clock
-	DefaultJitterPct = sample.DefaultJitterPct
+	DefaultJitterPct = device.DefaultJitterPct
 	// DefaultSamplerSeed is the firmware sampler's xorshift32 seed when
 	// the port gives none (core/sampler.c DEFAULT_SEED).
 	DefaultSamplerSeed = 0x2545F491

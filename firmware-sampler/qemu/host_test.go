@@ -18,6 +18,7 @@ import (
 	"go.bug.st/serial"
 
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 // This file holds the test-side host: a build shared by the tests, a
@@ -84,7 +85,7 @@ type host struct {
 	t      *testing.T
 	inst   *Instance
 	port   serial.Port
-	events chan sample.Event
+	events chan device.Event
 	fields atomic.Uint32 // fields of a stream run, for the decoder until a HEADER
 	mu     sync.Mutex
 	logs   []string
@@ -106,7 +107,7 @@ func boot(t *testing.T, elfPath string, opts StartOptions) *host {
 		cancel()
 		t.Fatal(err)
 	}
-	h := &host{t: t, inst: inst, port: port, events: make(chan sample.Event, 4096)}
+	h := &host{t: t, inst: inst, port: port, events: make(chan device.Event, 4096)}
 	readerDone, quit := make(chan struct{}), make(chan struct{})
 	t.Cleanup(func() {
 		close(quit) // the reader may be blocked on events nobody reads any more
@@ -132,7 +133,7 @@ func boot(t *testing.T, elfPath string, opts StartOptions) *host {
 func (h *host) read(quit <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer close(h.events)
-	dec := sample.NewDecoder(sample.FieldPC)
+	dec := device.NewDecoder(sample.FieldPC)
 	buf := make([]byte, 4096)
 	for {
 		n, err := h.port.Read(buf)
@@ -182,7 +183,7 @@ func (h *host) decodeStats() sample.DecodeStats {
 func (h *host) stop() { h.inst.Stop() }
 
 // next returns the next frame, skipping log lines.
-func (h *host) next(timeout time.Duration) sample.Frame {
+func (h *host) next(timeout time.Duration) device.Frame {
 	h.t.Helper()
 	deadline := time.After(timeout)
 	for {
@@ -227,9 +228,9 @@ func (h *host) waitLog(substr string, timeout time.Duration) string {
 	}
 }
 
-func (h *host) send(f sample.Frame) {
+func (h *host) send(f device.Frame) {
 	h.t.Helper()
-	b, err := sample.EncodeFrame(f)
+	b, err := device.EncodeFrame(f)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -239,12 +240,12 @@ func (h *host) send(f sample.Frame) {
 }
 
 // command sends f and returns the device's REPLY to it.
-func (h *host) command(f sample.Frame) *sample.Reply {
+func (h *host) command(f device.Frame) *device.Reply {
 	h.t.Helper()
 	h.send(f)
 	for {
 		fr := h.next(10 * time.Second)
-		if r, ok := fr.(*sample.Reply); ok && r.Command == f.Type() {
+		if r, ok := fr.(*device.Reply); ok && r.Command == f.Type() {
 			return r
 		}
 		h.t.Logf("skipping %T while waiting for the REPLY to %v", fr, f.Type())
@@ -253,10 +254,10 @@ func (h *host) command(f sample.Frame) *sample.Reply {
 
 func (h *host) status() *sample.Header {
 	h.t.Helper()
-	h.send(&sample.Status{})
+	h.send(&device.Status{})
 	for {
-		if hd, ok := h.next(10 * time.Second).(*sample.Header); ok {
-			return hd
+		if hd, ok := h.next(10 * time.Second).(*device.HeaderFrame); ok {
+			return &hd.Header
 		}
 	}
 }
@@ -286,9 +287,9 @@ func (h *host) waitHolding(timeout time.Duration) *sample.Header {
 type capture struct {
 	header  *sample.Header
 	records []sample.Record
-	threads []sample.Thread
+	threads []device.Thread
 	tops    []sample.StackTop // protocol 1.3's STACK_TOP frames
-	end     *sample.End
+	end     *device.End
 }
 
 // collect reads DATA, THREADS and STACK_TOP frames until END; records must be
@@ -297,38 +298,38 @@ func (h *host) collect(c *capture, from uint32, timeout time.Duration) {
 	h.t.Helper()
 	for {
 		switch f := h.next(timeout).(type) {
-		case *sample.Header:
-			c.header = f
-		case *sample.Data:
+		case *device.HeaderFrame:
+			c.header = &f.Header
+		case *device.Data:
 			if want := from + uint32(len(c.records)); f.First != want {
 				h.t.Fatalf("DATA frame starts at record %d, want %d", f.First, want)
 			}
 			c.records = append(c.records, f.Records...)
-		case *sample.Threads:
+		case *device.Threads:
 			c.threads = append(c.threads, f.Entries...)
-		case *sample.StackTop:
-			c.tops = append(c.tops, *f)
-		case *sample.End:
+		case *device.StackTopFrame:
+			c.tops = append(c.tops, f.StackTop)
+		case *device.End:
 			c.end = f
 			return
-		case *sample.Reply:
+		case *device.Reply:
 			h.t.Fatalf("unexpected REPLY %v to %v", f.Status, f.Command)
 		}
 	}
 }
 
 // snapshot runs one snapshot of count samples and drains it.
-func (h *host) snapshot(start sample.Start) *capture {
+func (h *host) snapshot(start device.Start) *capture {
 	h.t.Helper()
 	start.Mode = sample.ModeSnapshot
-	if r := h.command(&start); r.Status != sample.StatusOK {
+	if r := h.command(&start); r.Status != device.StatusOK {
 		h.t.Fatalf("START: %v", r.Status)
 	}
 	h.waitHolding(60 * time.Second)
-	h.send(&sample.Drain{})
+	h.send(&device.Drain{})
 	c := &capture{}
 	h.collect(c, 0, 30*time.Second)
-	if r := h.command(&sample.Done{}); r.Status != sample.StatusOK {
+	if r := h.command(&device.Done{}); r.Status != device.StatusOK {
 		h.t.Fatalf("DONE: %v", r.Status)
 	}
 	return c

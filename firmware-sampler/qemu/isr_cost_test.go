@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 // The sampler's interrupt, counted in executed instructions from QEMU's
@@ -56,8 +57,8 @@ func TestISRInstructionCount(t *testing.T) {
 			// and a block's start no longer names one instruction count.
 			h := boot(t, elfPath, StartOptions{ExecLog: logPath, ExecLogRange: [2]uint64{itcmStart, itcmEnd}})
 			const count = 200
-			start := sample.Start{RateHz: 10000, Fields: tc.fields, Count: count, Mode: sample.ModeSnapshot, StackWords: tc.words}
-			if r := h.command(&start); r.Status != sample.StatusOK {
+			start := device.Start{RateHz: 10000, Fields: tc.fields, Count: count, Mode: sample.ModeSnapshot, StackWords: tc.words}
+			if r := h.command(&start); r.Status != device.StatusOK {
 				t.Fatalf("START: %v", r.Status)
 			}
 			h.waitHolding(30 * time.Second)

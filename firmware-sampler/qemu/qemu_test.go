@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 // Teensy 4.1 memory map, as ld/teensy_qemu.ld lays it out.
@@ -289,7 +290,7 @@ func TestSnapshotPC(t *testing.T) {
 	}
 
 	const count = 6000
-	c := h.snapshot(sample.Start{RateHz: 10000, JitterPct: 25, Fields: sample.FieldPC, Count: count})
+	c := h.snapshot(device.Start{RateHz: 10000, JitterPct: 25, Fields: sample.FieldPC, Count: count})
 	if c.header == nil || c.header.IntervalTicks != sysclkHz/10000 || c.header.JitterPct != 25 || c.header.Fields != sample.FieldPC {
 		t.Fatalf("drain header %+v, want interval %d, jitter 25, fields pc", c.header, sysclkHz/10000)
 	}
@@ -357,7 +358,7 @@ func TestSnapshotAllFields(t *testing.T) {
 	h.waitLog("calibrated net_checksum_hot", 30*time.Second)
 
 	const count = 3000
-	c := h.snapshot(sample.Start{RateHz: 10000, JitterPct: 25, Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread, Count: count})
+	c := h.snapshot(device.Start{RateHz: 10000, JitterPct: 25, Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread, Count: count})
 	if c.header.Capacity != 4096 {
 		t.Errorf("capacity %d with all fields, want 4096", c.header.Capacity)
 	}
@@ -477,14 +478,14 @@ func TestStream(t *testing.T) {
 	// goes out between the frames.
 	const count = 50000
 	logsBefore := len(h.logLines())
-	start := &sample.Start{RateHz: 20000, JitterPct: 10, Fields: sample.FieldPC | sample.FieldLR, Mode: sample.ModeStream, Count: count}
+	start := &device.Start{RateHz: 20000, JitterPct: 10, Fields: sample.FieldPC | sample.FieldLR, Mode: sample.ModeStream, Count: count}
 	h.fields.Store(uint32(start.Fields)) // a stream sends DATA before any HEADER
-	if r := h.command(start); r.Status != sample.StatusOK {
+	if r := h.command(start); r.Status != device.StatusOK {
 		t.Fatalf("START: %v", r.Status)
 	}
 	c := &capture{}
 	h.collect(c, 0, 30*time.Second)
-	if c.end.Reason != sample.EndStreamStopped {
+	if c.end.Reason != device.EndStreamStopped {
 		t.Errorf("END reason %v, want stream stopped", c.end.Reason)
 	}
 	if uint32(len(c.records)) != c.end.Stored || c.end.Taken != count || c.end.Stored+c.end.Dropped != count {
@@ -516,10 +517,10 @@ func TestStopAndPartialDrain(t *testing.T) {
 	elfPath, _ := defaultImage(t)
 	h := boot(t, elfPath, testOptions())
 
-	if r := h.command(&sample.Start{RateHz: 200000, Fields: sample.FieldPC}); r.Status != sample.StatusBadArg {
+	if r := h.command(&device.Start{RateHz: 200000, Fields: sample.FieldPC}); r.Status != device.StatusBadArg {
 		t.Errorf("START at 200 kHz (the port allows 100 kHz): %v, want BAD_ARG", r.Status)
 	}
-	if r := h.command(&sample.Start{Fields: sample.FieldPC}); r.Status != sample.StatusOK {
+	if r := h.command(&device.Start{Fields: sample.FieldPC}); r.Status != device.StatusOK {
 		t.Fatalf("START: %v", r.Status)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -529,7 +530,7 @@ func TestStopAndPartialDrain(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if r := h.command(&sample.Stop{}); r.Status != sample.StatusOK {
+	if r := h.command(&device.Stop{}); r.Status != device.StatusOK {
 		t.Fatalf("STOP: %v", r.Status)
 	}
 	hd := h.status()
@@ -540,16 +541,16 @@ func TestStopAndPartialDrain(t *testing.T) {
 		t.Errorf("default rate gives an interval of %d ticks, want %d (10 kHz)", hd.IntervalTicks, sysclkHz/10000)
 	}
 
-	h.send(&sample.Drain{From: 100, Count: 50})
+	h.send(&device.Drain{From: 100, Count: 50})
 	c := &capture{}
 	h.collect(c, 100, 10*time.Second)
 	if len(c.records) != 50 || c.records[0].Index != 100 || c.end.First != 100 || c.end.Next != 150 {
 		t.Errorf("DRAIN 100+50 gave %d records, END %+v; want records 100..149", len(c.records), c.end)
 	}
-	if r := h.command(&sample.Drain{From: hd.Stored, Count: 1}); r.Status != sample.StatusUnavailable {
+	if r := h.command(&device.Drain{From: hd.Stored, Count: 1}); r.Status != device.StatusUnavailable {
 		t.Errorf("DRAIN past the end: %v, want UNAVAILABLE", r.Status)
 	}
-	if r := h.command(&sample.Done{}); r.Status != sample.StatusOK {
+	if r := h.command(&device.Done{}); r.Status != device.StatusOK {
 		t.Fatalf("DONE: %v", r.Status)
 	}
 	if hd := h.status(); hd.State != sample.StateIdle {

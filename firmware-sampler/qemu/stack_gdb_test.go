@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 // stackRecordStop is one line of testdata/gdb_stack_records.py's output.
@@ -80,9 +81,9 @@ func TestStackRecordsMatchMemory(t *testing.T) {
 			opts := testOptions()
 			opts.GDB = fmt.Sprintf("tcp:127.0.0.1:%d", port)
 			h := boot(t, elfPath, opts)
-			start := sample.Start{RateHz: 2000, Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack,
+			start := device.Start{RateHz: 2000, Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack,
 				Mode: sample.ModeStream, StackWords: uint8(k)}
-			if r := h.command(&start); r.Status != sample.StatusOK {
+			if r := h.command(&start); r.Status != device.StatusOK {
 				t.Fatalf("START: %v", r.Status)
 			}
 			lines := runGDBScript(t, elfPath, "gdb_stack_records.py", port,

@@ -14,6 +14,7 @@ import (
 
 	tcelf "github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 // gdbStop is one line of testdata/gdb_stops.py's output.
@@ -245,7 +246,7 @@ func sentStackTops(t *testing.T, elfPath string, stops []gdbStop) map[uint32]sam
 	t.Helper()
 	h := boot(t, elfPath, testOptions())
 	defer h.stop()
-	c := h.snapshot(sample.Start{RateHz: 2000, Count: 200, StackWords: 32,
+	c := h.snapshot(device.Start{RateHz: 2000, Count: 200, StackWords: 32,
 		Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack})
 	if c.header.ProtoMinor < 3 || len(c.tops) == 0 || len(c.tops) != len(c.threads) {
 		t.Fatalf("protocol 1.%d sampler sent %d stack tops for %d threads", c.header.ProtoMinor, len(c.tops), len(c.threads))

@@ -30,3 +30,12 @@ func Region(kind string) string {
 	}
 	return kind
 }
+
+// Name is v's name in names, or v formatted with unknown: a number a
+// protocol does not define (as a newer device might send) still prints.
+func Name[T ~uint8](names map[T]string, v T, unknown string) string {
+	if name, ok := names[v]; ok {
+		return name
+	}
+	return fmt.Sprintf(unknown, uint8(v))
+}

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample
+// The drain session, one Session type over the line: reading it, commands
+// and their retries, snapshot, drain, resume and stream runs. It stays one
+// file of some 1,000 lines because its methods share the session's state
+// (the current run, the pending events, the time-outs); the record store,
+// which shares none of it, is recordset.go.
+
+package device
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tcmprof/tcmprof/sample"
 	"io"
 	"maps"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,7 +52,7 @@ func (e *DisconnectError) Unwrap() error { return e.Err }
 
 // IncompleteError comes with a capture whose Missing ranges are not empty.
 type IncompleteError struct {
-	Missing   []Range
+	Missing   []sample.Range
 	Total     uint64 // records the capture should hold
 	Resumable bool   // the device still holds them (snapshot): a resume may fetch them
 	Cause     error  // what stopped the drain, or nil when re-requests ran out
@@ -57,7 +63,7 @@ func (e *IncompleteError) Error() string {
 	for _, m := range e.Missing {
 		n += uint64(m.Len())
 	}
-	msg := fmt.Sprintf("%d of %d records missing (indices %s)", n, e.Total, FormatRanges(e.Missing, 10))
+	msg := fmt.Sprintf("%d of %d records missing (indices %s)", n, e.Total, sample.FormatRanges(e.Missing, 10))
 	if n == 0 { // a stream that broke off between frames
 		msg = fmt.Sprintf("the run broke off after %d records", e.Total)
 	}
@@ -68,19 +74,6 @@ func (e *IncompleteError) Error() string {
 }
 
 func (e *IncompleteError) Unwrap() error { return e.Cause }
-
-// FormatRanges lists ranges as "3-9, 15, 20-21", at most max of them.
-func FormatRanges(rs []Range, max int) string {
-	var parts []string
-	for i, r := range rs {
-		if i == max {
-			parts = append(parts, fmt.Sprintf("and %d more ranges", len(rs)-max))
-			break
-		}
-		parts = append(parts, r.String())
-	}
-	return strings.Join(parts, ", ")
-}
 
 var errTimeout = errors.New("time-out")
 
@@ -109,32 +102,32 @@ type Session struct {
 	// OnRecords receives the records of each DATA frame of the current
 	// run as the frame arrives (a live view aggregates them). It runs on
 	// the session's goroutine and must not keep or modify the slice.
-	OnRecords func(recs []Record)
+	OnRecords func(recs []sample.Record)
 	// OnHeader receives every HEADER: the device's counters (taken,
 	// dropped, stored) at the time it answered.
-	OnHeader func(h *Header)
+	OnHeader func(h *sample.Header)
 	// StatusEvery, when positive, makes a stream run ask for the device's
 	// counters (STATUS) this often, so that OnHeader sees its drops while
 	// the run goes on; otherwise STATUS is sent only when the line is quiet.
 	StatusEvery time.Duration
 
 	// received carries Received's requests to the session's goroutine.
-	received chan chan *Capture
+	received chan chan *sample.Capture
 	// awaitingRunHeader is true from a stream run's START until its first
 	// HEADER: records may arrive first, and the HEADER before START
 	// describes no run, so Received requests wait in receivedWaiting.
 	awaitingRunHeader bool
-	receivedWaiting   []chan *Capture
+	receivedWaiting   []chan *sample.Capture
 	// streaming tells the reader that a stream run goes (readCoalesce).
 	streaming atomic.Bool
 
-	header  *Header // the last HEADER
-	lastEnd *End    // the END of a stream run, once it came
+	header  *sample.Header // the last HEADER
+	lastEnd *End           // the END of a stream run, once it came
 	// streamTotal is the records a stream run will send, 0 when unknown.
 	streamTotal uint64
 	set         *recordSet
 	threads     map[uint32]string
-	stackTops   map[uint32]StackTop
+	stackTops   map[uint32]sample.StackTop
 	// tableDone: an END came after the THREADS table, so the STACK_TOP
 	// frames that follow the table (protocol 1.3) came too, or never will.
 	tableDone bool
@@ -146,7 +139,7 @@ type Session struct {
 // NewSession starts reading conn. Every byte read is first written to raw
 // when it is not nil, so a capture survives a decoder bug.
 func NewSession(conn io.ReadWriteCloser, raw io.Writer, t Timeouts) *Session {
-	s := &Session{conn: conn, timeouts: t, dec: NewDecoder(FieldPC), in: newInbox(), readerDone: make(chan struct{}), received: make(chan chan *Capture)}
+	s := &Session{conn: conn, timeouts: t, dec: NewDecoder(sample.FieldPC), in: newInbox(), readerDone: make(chan struct{}), received: make(chan chan *sample.Capture)}
 	go s.read(raw)
 	return s
 }
@@ -251,7 +244,7 @@ func (s *Session) Close() error {
 }
 
 // Stats returns the decoder's counts plus the session's retries.
-func (s *Session) Stats() DecodeStats {
+func (s *Session) Stats() sample.DecodeStats {
 	st := s.dec.Stats()
 	st.Retries, st.Rerequests, st.Rerequested = s.retries, s.rereqs, s.rerecs
 	return st
@@ -358,13 +351,13 @@ func (s *Session) next(ctx context.Context, to *timeout) (Frame, error) {
 
 func (s *Session) collect(f Frame) {
 	switch f := f.(type) {
-	case *Header:
-		s.header = f
-		if f.State != StateIdle {
+	case *HeaderFrame:
+		s.header = &f.Header
+		if f.State != sample.StateIdle {
 			s.answerReceived()
 		}
 		if s.OnHeader != nil {
-			s.OnHeader(f)
+			s.OnHeader(&f.Header)
 		}
 	case *Data:
 		if s.set != nil {
@@ -393,11 +386,11 @@ func (s *Session) collect(f Frame) {
 		for _, t := range f.Entries {
 			s.threads[t.ID] = t.Name
 		}
-	case *StackTop:
+	case *StackTopFrame:
 		if s.stackTops == nil {
-			s.stackTops = map[uint32]StackTop{}
+			s.stackTops = map[uint32]sample.StackTop{}
 		}
-		s.stackTops[f.Thread] = *f
+		s.stackTops[f.Thread] = f.StackTop
 	}
 	if _, ok := f.(*End); ok && s.threads != nil {
 		s.tableDone = true
@@ -468,15 +461,15 @@ func replyTo(t FrameType, f Frame) (*Reply, bool) {
 }
 
 // Status asks for the device's HEADER.
-func (s *Session) Status(ctx context.Context) (*Header, error) {
+func (s *Session) Status(ctx context.Context) (*sample.Header, error) {
 	f, err := s.command(ctx, &Status{}, func(f Frame, _ int) (bool, error) {
-		_, ok := f.(*Header)
+		_, ok := f.(*HeaderFrame)
 		return ok, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return f.(*Header), nil
+	return &f.(*HeaderFrame).Header, nil
 }
 
 // Start starts a run. A device that already runs or holds records is left
@@ -486,15 +479,15 @@ func (s *Session) Start(ctx context.Context, st Start) error {
 	if err != nil {
 		return err
 	}
-	if h.State != StateIdle {
+	if h.State != sample.StateIdle {
 		return fmt.Errorf("the sampler is %v with %d records of an earlier %v run; drain them with --attach first", h.State, h.Stored-h.HeldFrom, h.Mode)
 	}
 	// A 1.2 device codes records the 1.2 way when asked; an older one
 	// ignores the byte. A stream's first DATA may come before any HEADER,
 	// so the decoder is told which to expect now.
-	st.Coding = CodingV10
+	st.Coding = sample.CodingV10
 	if h.ProtoMinor >= 2 {
-		st.Coding = CodingV12
+		st.Coding = sample.CodingV12
 	}
 	s.dec.SetFields(st.Fields)
 	s.dec.SetCoding(st.Coding)
@@ -524,7 +517,7 @@ func badStart(st *Start) error {
 	}
 	msg := fmt.Sprintf("the sampler refused START (BAD_ARG): %s with jitter %d %% is outside the intervals it was built for (a Zephyr build takes at most CONFIG_TCMPROF_SAMPLER_MAX_RATE_HZ, %d Hz unless configured)",
 		rate, st.JitterPct, DefaultMaxRateHz)
-	if st.Fields&FieldStack != 0 {
+	if st.Fields&sample.FieldStack != 0 {
 		msg += ", or it was built without stack copies"
 	}
 	return errors.New(msg)
@@ -556,7 +549,7 @@ func (s *Session) Done(ctx context.Context) error {
 // on a device that reports h, plus a margin: the count (or the capacity),
 // at the mean rate, or the duration when that is shorter. A run that has
 // taken no sample for that long is stuck (Snapshot stops it).
-func SnapshotWait(h *Header, st Start) time.Duration {
+func SnapshotWait(h *sample.Header, st Start) time.Duration {
 	samples := h.Capacity
 	if st.Count > 0 {
 		samples = min(samples, st.Count)
@@ -579,8 +572,8 @@ func SnapshotWait(h *Header, st Start) time.Duration {
 // SnapshotWait): a run that still takes samples ends by itself (its count,
 // duration or full buffer), however slowly the device goes — an emulator
 // on a busy host samples at its instructions' pace, not the wall clock's.
-func (s *Session) Snapshot(ctx context.Context, st Start, maxWait time.Duration, stop <-chan struct{}) (*Capture, error) {
-	st.Mode = ModeSnapshot
+func (s *Session) Snapshot(ctx context.Context, st Start, maxWait time.Duration, stop <-chan struct{}) (*sample.Capture, error) {
+	st.Mode = sample.ModeSnapshot
 	if err := s.Start(ctx, st); err != nil {
 		return nil, err
 	}
@@ -594,19 +587,19 @@ func (s *Session) Snapshot(ctx context.Context, st Start, maxWait time.Duration,
 // Attach drains whatever the device holds without starting a run: a held
 // snapshot, a snapshot still running (after it ends), or a stream run in
 // progress (until it ends or stop is closed).
-func (s *Session) Attach(ctx context.Context, stop <-chan struct{}) (*Capture, error) {
+func (s *Session) Attach(ctx context.Context, stop <-chan struct{}) (*sample.Capture, error) {
 	h, err := s.Status(ctx)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case h.State == StateIdle:
+	case h.State == sample.StateIdle:
 		return nil, errors.New("the sampler holds no records (state idle); start a run without --attach")
-	case h.State == StateRunning && h.Mode == ModeStream:
+	case h.State == sample.StateRunning && h.Mode == sample.ModeStream:
 		s.set, s.lastEnd, s.streamTotal = nil, nil, 0
 		s.resetTable(nil, nil)
 		return s.stream(ctx, h, stop, 0)
-	case h.State == StateRunning:
+	case h.State == sample.StateRunning:
 		if h, err = s.waitHolding(ctx, Start{Fields: h.Fields}, 0, stop); err != nil {
 			return nil, err
 		}
@@ -614,7 +607,7 @@ func (s *Session) Attach(ctx context.Context, stop <-chan struct{}) (*Capture, e
 	return s.Drain(ctx, h)
 }
 
-func (s *Session) waitHolding(ctx context.Context, st Start, maxWait time.Duration, stop <-chan struct{}) (*Header, error) {
+func (s *Session) waitHolding(ctx context.Context, st Start, maxWait time.Duration, stop <-chan struct{}) (*sample.Header, error) {
 	h, err := s.Status(ctx)
 	if err != nil {
 		return nil, err
@@ -625,7 +618,7 @@ func (s *Session) waitHolding(ctx context.Context, st Start, maxWait time.Durati
 	// deadline moves on with every sample the device takes.
 	deadline, taken := time.Now().Add(maxWait), h.Taken
 	stopped := false
-	for h.State == StateRunning {
+	for h.State == sample.StateRunning {
 		if !stopped && h.Taken != taken {
 			deadline, taken = time.Now().Add(maxWait), h.Taken
 		}
@@ -648,7 +641,7 @@ func (s *Session) waitHolding(ctx context.Context, st Start, maxWait time.Durati
 			return nil, err
 		}
 	}
-	if h.State != StateHolding {
+	if h.State != sample.StateHolding {
 		return nil, fmt.Errorf("the snapshot run ended in state %v without holding records", h.State)
 	}
 	return h, nil
@@ -668,8 +661,8 @@ func isClosed(c <-chan struct{}) bool {
 // returns the capture together with an *IncompleteError. It does not send
 // DONE: save the capture first, then call Done, so that a failed write
 // loses nothing the device still holds.
-func (s *Session) Drain(ctx context.Context, h *Header) (*Capture, error) {
-	want := Range{h.HeldFrom, h.Stored}
+func (s *Session) Drain(ctx context.Context, h *sample.Header) (*sample.Capture, error) {
+	want := sample.Range{Start: h.HeldFrom, End: h.Stored}
 	s.set = newRecordSet(want)
 	s.resetTable(nil, nil)
 	s.header = h
@@ -680,7 +673,7 @@ func (s *Session) Drain(ctx context.Context, h *Header) (*Capture, error) {
 // Resume fetches the missing records of c from a device that still holds
 // its run, and returns c completed (or still with Missing, and an
 // *IncompleteError). It refuses a device that holds a different run.
-func (s *Session) Resume(ctx context.Context, c *Capture) (*Capture, error) {
+func (s *Session) Resume(ctx context.Context, c *sample.Capture) (*sample.Capture, error) {
 	h, err := s.Status(ctx)
 	if err != nil {
 		return nil, err
@@ -689,7 +682,7 @@ func (s *Session) Resume(ctx context.Context, c *Capture) (*Capture, error) {
 	switch {
 	case len(c.Missing) == 0:
 		return nil, errors.New("the capture misses no records")
-	case h.State != StateHolding:
+	case h.State != sample.StateHolding:
 		return nil, fmt.Errorf("the sampler no longer holds the run (state %v)", h.State)
 	case string(h.BuildID) != string(ch.BuildID) || h.Taken != ch.Taken || h.Stored != ch.Stored || h.Fields != ch.Fields:
 		return nil, fmt.Errorf("the sampler holds a different run (stored %d, taken %d, fields %v; the capture has %d, %d, %v)",
@@ -739,7 +732,7 @@ const (
 // fetch drains want in rounds: the first asks for everything, each later
 // one for what is still missing, until nothing is missing or Retries
 // rounds in a row bring nothing new.
-func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Capture, error) {
+func (s *Session) fetch(ctx context.Context, want sample.Range, resuming bool) (*sample.Capture, error) {
 	if s.OnDrain != nil {
 		s.OnDrain(true)
 		defer s.OnDrain(false)
@@ -756,9 +749,9 @@ func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Captur
 			}
 			// Every record came but the thread table never did: a
 			// one-record DRAIN brings it again.
-			missing = []Range{{want.Start, want.Start + 1}}
+			missing = []sample.Range{{Start: want.Start, End: want.Start + 1}}
 		}
-		var reqs []Range
+		var reqs []sample.Range
 		for _, m := range missing {
 			for from := m.Start; from < m.End; {
 				n := min(m.End-from, chunk)
@@ -768,7 +761,7 @@ func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Captur
 					s.rereqs++
 					s.rerecs += uint64(n)
 				}
-				reqs = append(reqs, Range{from, from + n})
+				reqs = append(reqs, sample.Range{Start: from, End: from + n})
 				from += n
 			}
 		}
@@ -797,7 +790,7 @@ func (s *Session) fetch(ctx context.Context, want Range, resuming bool) (*Captur
 	}
 	c := s.capture()
 	if len(c.Missing) > 0 {
-		resumable := c.Header.Mode == ModeSnapshot && !errors.Is(cause, errUnavailable)
+		resumable := c.Header.Mode == sample.ModeSnapshot && !errors.Is(cause, errUnavailable)
 		return c, &IncompleteError{Missing: c.Missing, Total: uint64(want.Len()), Resumable: resumable, Cause: cause}
 	}
 	return c, nil
@@ -815,9 +808,9 @@ const pipelineDepth = 4
 // by all its records, or by an answer to a later request; the round ends
 // when every request is finished or the line stays quiet too long. It
 // returns only errors that end the drain (not time-outs).
-func (s *Session) drainRanges(ctx context.Context, reqs []Range, attempt int) error {
+func (s *Session) drainRanges(ctx context.Context, reqs []sample.Range, attempt int) error {
 	wait := s.replyWait(attempt)
-	var inflight []Range
+	var inflight []sample.Range
 	// retire finishes the outstanding requests up to and including i.
 	retire := func(i int) { inflight = inflight[i+1:] }
 	threadsNeeded := s.needThreads()
@@ -878,12 +871,12 @@ func (s *Session) drainRanges(ctx context.Context, reqs []Range, attempt int) er
 // STACK_TOP frames between them may still be on their way.
 func (s *Session) needThreads() bool {
 	f := s.header.Fields
-	return f&FieldThread != 0 && (s.threads == nil || f&FieldStack != 0 && !s.tableDone)
+	return f&sample.FieldThread != 0 && (s.threads == nil || f&sample.FieldStack != 0 && !s.tableDone)
 }
 
 // resetTable starts a run's thread table and stack tops: empty, or those of
 // a capture being resumed (which has them all when it has a table).
-func (s *Session) resetTable(threads map[uint32]string, tops map[uint32]StackTop) {
+func (s *Session) resetTable(threads map[uint32]string, tops map[uint32]sample.StackTop) {
 	s.threads, s.stackTops, s.tableDone = threads, tops, threads != nil
 }
 
@@ -894,8 +887,8 @@ func (s *Session) resetTable(threads map[uint32]string, tops map[uint32]StackTop
 // session answers while it waits for the connection, which it does at
 // least every Timeouts.Reply. ctx bounds the wait; without a run in
 // progress nothing answers until it ends.
-func (s *Session) Received(ctx context.Context) (*Capture, error) {
-	reply := make(chan *Capture, 1)
+func (s *Session) Received(ctx context.Context) (*sample.Capture, error) {
+	reply := make(chan *sample.Capture, 1)
 	select {
 	case s.received <- reply:
 	case <-ctx.Done():
@@ -924,7 +917,7 @@ func (s *Session) answerReceived() {
 
 // receivedSoFar is Received's answer, made on the session's goroutine: a
 // copy that the session's later frames do not touch.
-func (s *Session) receivedSoFar() *Capture {
+func (s *Session) receivedSoFar() *sample.Capture {
 	if s.set == nil || s.header == nil {
 		return nil
 	}
@@ -935,9 +928,9 @@ func (s *Session) receivedSoFar() *Capture {
 }
 
 // capture assembles what arrived.
-func (s *Session) capture() *Capture {
+func (s *Session) capture() *sample.Capture {
 	h := *s.header
-	c := &Capture{Header: h, Records: s.set.records(), Missing: s.set.missing(), Stats: s.Stats()}
+	c := &sample.Capture{Header: h, Records: s.set.records(), Missing: s.set.missing(), Stats: s.Stats()}
 	if len(s.threads) > 0 {
 		c.Threads = s.threads
 	}
@@ -950,9 +943,9 @@ func (s *Session) capture() *Capture {
 // Stream starts a stream run and receives its records until it ends: by
 // the device (count or duration), or by STOP when stop is closed or
 // maxDuration passes (0 = no limit).
-func (s *Session) Stream(ctx context.Context, st Start, maxDuration time.Duration, stop <-chan struct{}) (*Capture, error) {
-	st.Mode = ModeStream
-	s.set = newRecordSet(Range{0, 0})
+func (s *Session) Stream(ctx context.Context, st Start, maxDuration time.Duration, stop <-chan struct{}) (*sample.Capture, error) {
+	st.Mode = sample.ModeStream
+	s.set = newRecordSet(sample.Range{Start: 0, End: 0})
 	s.set.grow = true
 	s.resetTable(nil, nil)
 	s.lastEnd = nil
@@ -969,13 +962,13 @@ func (s *Session) Stream(ctx context.Context, st Start, maxDuration time.Duratio
 	return s.stream(ctx, h, stop, maxDuration)
 }
 
-func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, maxDuration time.Duration) (*Capture, error) {
+func (s *Session) stream(ctx context.Context, h *sample.Header, stop <-chan struct{}, maxDuration time.Duration) (*sample.Capture, error) {
 	if s.set == nil || !s.set.grow {
 		// Attaching to a run: its HEADER says what its records hold and
 		// how they are coded. A run Stream started keeps START's: under
 		// load the STATUS after START may be answered by a late copy of
 		// the HEADER before it, which describes the idle device.
-		s.set = newRecordSet(Range{h.HeldFrom, h.HeldFrom})
+		s.set = newRecordSet(sample.Range{Start: h.HeldFrom, End: h.HeldFrom})
 		s.set.grow = true
 		s.dec.Follow(h)
 	}
@@ -1022,12 +1015,12 @@ func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, m
 			}
 			nextStatus = time.Now().Add(s.StatusEvery)
 			final.Taken, final.Dropped, final.Stored = h.Taken, h.Dropped, h.Stored
-			if h.State != StateRunning {
+			if h.State != sample.StateRunning {
 				break
 			}
 		}
 	}
-	final.State = StateIdle
+	final.State = sample.StateIdle
 	switch e := s.lastEnd; {
 	case e != nil:
 		final.Taken, final.Dropped, final.Stored = e.Taken, e.Dropped, e.Stored
@@ -1049,165 +1042,14 @@ func (s *Session) stream(ctx context.Context, h *Header, stop <-chan struct{}, m
 }
 
 // mergeRanges joins ranges whose gap is below gap.
-func mergeRanges(rs []Range, gap uint32) []Range {
-	var out []Range
+func mergeRanges(rs []sample.Range, gap uint32) []sample.Range {
+	var out []sample.Range
 	for _, r := range rs {
 		if n := len(out); n > 0 && r.Start-out[n-1].End < gap {
 			out[n-1].End = r.End
 			continue
 		}
 		out = append(out, r)
-	}
-	return out
-}
-
-// recordSet holds the records of one run by index, in blocks: a stream
-// run grows by whole blocks and never copies what it holds (growing one
-// slice of an hour's records copied them again and again).
-type recordSet struct {
-	want     Range // the indices expected; grows in stream mode
-	grow     bool
-	blocks   []*recordBlock
-	received uint64
-}
-
-// blockLen is the records of one block.
-const blockLen = 1 << 16
-
-// recordBlock holds blockLen records field by field (the index is the
-// slot's). A field's column is allocated when a record first has a value
-// for it, so a block of a PC+LR stream holds 8 bytes a record, not a
-// Record's 48: at 100,000 records a second fresh memory costs a page
-// fault per 4 KB, and columns of numbers are nothing for the collector
-// to scan.
-type recordBlock struct {
-	have           [blockLen / 64]uint64
-	pc, lr, thread *[blockLen]uint32
-	exc            *[blockLen]uint16
-	sp             *[blockLen]uint32
-	stack          *[blockLen][]uint32
-}
-
-// store puts v in slot i of *col, allocating the column when v is the
-// first value it needs to hold (set: v is not zero).
-func store[T uint16 | uint32 | []uint32](col **[blockLen]T, i uint32, v T, set bool) {
-	if *col == nil && !set {
-		return
-	}
-	if *col == nil {
-		*col = new([blockLen]T)
-	}
-	(*col)[i] = v
-}
-
-// load sets *v to slot i of col, if the block has that column.
-func load[T uint16 | uint32 | []uint32](col *[blockLen]T, i uint32, v *T) {
-	if col != nil {
-		*v = col[i]
-	}
-}
-
-func (b *recordBlock) has(i uint32) bool { return b.have[i/64]&(1<<(i%64)) != 0 }
-
-func (b *recordBlock) put(i uint32, r *Record) {
-	b.have[i/64] |= 1 << (i % 64)
-	store(&b.pc, i, r.PC, r.PC != 0)
-	store(&b.lr, i, r.LR, r.LR != 0)
-	store(&b.exc, i, r.Exc, r.Exc != 0)
-	store(&b.thread, i, r.Thread, r.Thread != 0)
-	store(&b.sp, i, r.SP, r.SP != 0)
-	store(&b.stack, i, r.Stack, r.Stack != nil)
-}
-
-// get returns the record in slot i, whose index is index.
-func (b *recordBlock) get(i, index uint32) Record {
-	r := Record{Index: index}
-	load(b.pc, i, &r.PC)
-	load(b.lr, i, &r.LR)
-	load(b.exc, i, &r.Exc)
-	load(b.thread, i, &r.Thread)
-	load(b.sp, i, &r.SP)
-	load(b.stack, i, &r.Stack)
-	return r
-}
-
-// maxStreamRecords bounds a stream run's memory (an hour at 10 kHz is 36 M).
-const maxStreamRecords = 1 << 27
-
-func newRecordSet(want Range) *recordSet {
-	rs := &recordSet{want: Range{want.Start, want.Start}}
-	rs.extendTo(want.End)
-	return rs
-}
-
-// has reports whether the i-th index of the set (i < want.Len()) arrived.
-func (rs *recordSet) has(i uint32) bool { return rs.blocks[i/blockLen].has(i % blockLen) }
-
-func (rs *recordSet) add(r Record) {
-	if r.Index < rs.want.Start {
-		return
-	}
-	if r.Index >= rs.want.End {
-		if !rs.grow {
-			return
-		}
-		rs.extendTo(r.Index + 1)
-		if r.Index >= rs.want.End {
-			return
-		}
-	}
-	i := r.Index - rs.want.Start
-	if b := rs.blocks[i/blockLen]; !b.has(i % blockLen) {
-		b.put(i%blockLen, &r)
-		rs.received++
-	}
-}
-
-// extendTo makes the set expect the records up to end (exclusive), within
-// maxStreamRecords.
-func (rs *recordSet) extendTo(end uint32) {
-	if end <= rs.want.End || end-rs.want.Start > maxStreamRecords {
-		return
-	}
-	for n := end - rs.want.Start; uint32(len(rs.blocks))*blockLen < n; {
-		rs.blocks = append(rs.blocks, new(recordBlock))
-	}
-	rs.want.End = end
-}
-
-func (rs *recordSet) hasAll(r Range) bool {
-	for i := r.Start; i < r.End; i++ {
-		if i < rs.want.Start || i >= rs.want.End || !rs.has(i-rs.want.Start) {
-			return false
-		}
-	}
-	return true
-}
-
-func (rs *recordSet) records() []Record {
-	out := make([]Record, 0, rs.received)
-	for i := uint32(0); i < rs.want.Len(); i++ {
-		if b := rs.blocks[i/blockLen]; b.has(i % blockLen) {
-			out = append(out, b.get(i%blockLen, rs.want.Start+i))
-		}
-	}
-	return out
-}
-
-func (rs *recordSet) missing() []Range {
-	var out []Range
-	for i := uint32(0); i < rs.want.Len(); i++ {
-		if rs.has(i) {
-			continue
-		}
-		j := i + 1
-		for ; j < rs.want.Len(); j++ {
-			if rs.has(j) {
-				break
-			}
-		}
-		out = append(out, Range{rs.want.Start + i, rs.want.Start + j})
-		i = j
 	}
 	return out
 }

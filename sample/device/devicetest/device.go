@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package sampletest is a scripted firmware-sampler for tests: it speaks
+// Package devicetest is a scripted firmware-sampler for tests: it speaks
 // the wire protocol through any byte stream (a pty in the tests of sample
 // and cmd), produces known records, and injects faults: corrupted bytes,
 // log text between and inside frames, writes split at random points, a
 // stall, and a hang-up. It encodes with the sample package's encoders and
 // knows the truth the host should recover.
-package sampletest
+package devicetest
 
 import (
 	"errors"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/sample"
+	"github.com/tcmprof/tcmprof/sample/device"
 )
 
 // Faults are what the device does wrong on purpose. Zero means none.
@@ -51,14 +52,14 @@ type Device struct {
 	DefaultRateHz uint32
 	MaxRateHz     uint32 // START above this is BAD_ARG
 	BuildID       []byte
-	Threads       []sample.Thread // thread ids records use, with names
+	Threads       []device.Thread // thread ids records use, with names
 	// StackTops are sent after the THREADS table of a run with THREAD and
 	// STACK when the device speaks protocol 1.3 or later.
-	StackTops []sample.StackTop
-	Seed          uint64          // of the records
-	RunTime       time.Duration   // a snapshot run's sampling time (the device's clock is fast)
-	StreamBatch   int             // records per DATA frame while streaming
-	StreamPeriod  time.Duration   // between stream DATA frames
+	StackTops    []sample.StackTop
+	Seed         uint64        // of the records
+	RunTime      time.Duration // a snapshot run's sampling time (the device's clock is fast)
+	StreamBatch  int           // records per DATA frame while streaming
+	StreamPeriod time.Duration // between stream DATA frames
 	// StreamRing, when positive, makes a stream run behave like the
 	// firmware's ring: StreamBatch samples are taken every StreamPeriod
 	// whether or not the host reads, wait in a ring of StreamRing records,
@@ -211,7 +212,7 @@ func (d *Device) Serve(conn io.ReadWriteCloser) error {
 	d.conn = conn
 	d.hungUp = false
 	d.mu.Unlock()
-	dec := sample.NewDecoder(sample.FieldPC)
+	dec := device.NewDecoder(sample.FieldPC)
 	buf := make([]byte, 512)
 	for {
 		n, err := conn.Read(buf)
@@ -239,16 +240,16 @@ func (d *Device) Serve(conn io.ReadWriteCloser) error {
 	}
 }
 
-func (d *Device) handle(f sample.Frame) error {
+func (d *Device) handle(f device.Frame) error {
 	d.mu.Lock()
 	d.advance()
 	d.mu.Unlock()
 	switch c := f.(type) {
-	case *sample.Status:
+	case *device.Status:
 		return d.send(d.header())
-	case *sample.Start:
+	case *device.Start:
 		return d.start(c)
-	case *sample.Stop:
+	case *device.Stop:
 		d.mu.Lock()
 		running := d.state == sample.StateRunning
 		if running && d.mode == sample.ModeSnapshot {
@@ -260,28 +261,28 @@ func (d *Device) handle(f sample.Frame) error {
 			d.stopping = true
 		}
 		d.mu.Unlock()
-		if err := d.send(&sample.Reply{Command: sample.TypeStop, Status: sample.StatusOK}); err != nil {
+		if err := d.send(&device.Reply{Command: device.TypeStop, Status: device.StatusOK}); err != nil {
 			return err
 		}
 		if stream {
 			close(d.stopRun)
 		}
 		return nil
-	case *sample.Drain:
+	case *device.Drain:
 		return d.drain(c)
-	case *sample.Done:
+	case *device.Done:
 		d.mu.Lock()
-		status := sample.StatusOK
+		status := device.StatusOK
 		if d.state == sample.StateRunning {
-			status = sample.StatusBusy
+			status = device.StatusBusy
 		} else {
 			d.state = sample.StateIdle
 			d.heldFrom = d.stored
 		}
 		d.mu.Unlock()
-		return d.send(&sample.Reply{Command: sample.TypeDone, Status: status})
+		return d.send(&device.Reply{Command: device.TypeDone, Status: status})
 	}
-	return d.send(&sample.Reply{Command: f.Type(), Status: sample.StatusUnknown})
+	return d.send(&device.Reply{Command: f.Type(), Status: device.StatusUnknown})
 }
 
 // advance moves a snapshot run's clock: records appear over RunTime.
@@ -298,7 +299,7 @@ func (d *Device) advance() {
 	d.taken = d.stored
 }
 
-func (d *Device) header() *sample.Header {
+func (d *Device) header() *device.HeaderFrame {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	rate := d.rate
@@ -307,24 +308,24 @@ func (d *Device) header() *sample.Header {
 	}
 	major := d.ProtoMajor
 	if major == 0 {
-		major = sample.ProtoMajor
+		major = device.ProtoMajor
 	}
-	return &sample.Header{ProtoMajor: major, ProtoMinor: d.minor(), SamplerVersion: [3]uint8{0, 1, 0}, Coding: d.coding,
+	return &device.HeaderFrame{Header: sample.Header{ProtoMajor: major, ProtoMinor: d.minor(), SamplerVersion: [3]uint8{0, 1, 0}, Coding: d.coding,
 		State: d.state, Mode: d.mode, Fields: d.fields | sample.FieldPC, JitterPct: d.jitter, CPUHz: d.CPUHz, TimerHz: d.TimerHz,
 		IntervalTicks: d.TimerHz / rate, Capacity: d.Capacity, Taken: d.taken, Dropped: d.taken - d.stored,
-		Stored: d.stored, HeldFrom: d.heldFrom, BuildID: d.BuildID, StackWords: d.stackK}
+		Stored: d.stored, HeldFrom: d.heldFrom, BuildID: d.BuildID, StackWords: d.stackK}}
 }
 
 func (d *Device) minor() uint8 {
 	if d.ProtoMinor == 0 {
-		return sample.ProtoMinor
+		return device.ProtoMinor
 	}
 	return d.ProtoMinor
 }
 
-func (d *Device) start(c *sample.Start) error {
+func (d *Device) start(c *device.Start) error {
 	d.mu.Lock()
-	status := sample.StatusOK
+	status := device.StatusOK
 	rate := c.RateHz
 	if rate == 0 {
 		rate = d.DefaultRateHz
@@ -333,18 +334,18 @@ func (d *Device) start(c *sample.Start) error {
 	if c.Fields&sample.FieldStack != 0 {
 		k = c.StackWords
 		if k == 0 {
-			k = sample.DefaultStackWords
+			k = device.DefaultStackWords
 		}
 	}
 	switch {
 	case d.state != sample.StateIdle:
-		status = sample.StatusBusy
+		status = device.StatusBusy
 	case c.Fields&sample.FieldPC == 0 || c.JitterPct > 50 || rate > d.MaxRateHz || c.Mode > sample.ModeStream:
-		status = sample.StatusBadArg
+		status = device.StatusBadArg
 	case c.Fields&sample.FieldStack != 0 && (c.Fields&sample.FieldLR == 0 || k < sample.MinStackWords || k > sample.MaxStackWords):
-		status = sample.StatusBadArg
+		status = device.StatusBadArg
 	}
-	if status == sample.StatusOK {
+	if status == device.StatusOK {
 		d.state, d.mode, d.fields, d.jitter, d.rate = sample.StateRunning, c.Mode, c.Fields, c.JitterPct, rate
 		d.stackK = k
 		// As the firmware: a coding it does not know is the 1.0 one.
@@ -370,9 +371,9 @@ func (d *Device) start(c *sample.Start) error {
 		d.stopRun = make(chan struct{})
 		d.stopping = false
 	}
-	stream := status == sample.StatusOK && c.Mode == sample.ModeStream
+	stream := status == device.StatusOK && c.Mode == sample.ModeStream
 	d.mu.Unlock()
-	if err := d.send(&sample.Reply{Command: sample.TypeStart, Status: status}); err != nil {
+	if err := d.send(&device.Reply{Command: device.TypeStart, Status: status}); err != nil {
 		return err
 	}
 	switch {
@@ -490,26 +491,26 @@ func (d *Device) endStream(fields sample.Fields) {
 	d.mu.Lock()
 	d.state = sample.StateIdle
 	d.heldFrom = d.stored
-	end := &sample.End{Reason: sample.EndStreamStopped, Next: d.stored, Taken: d.taken, Dropped: d.taken - d.stored, Stored: d.stored}
+	end := &device.End{Reason: device.EndStreamStopped, Next: d.stored, Taken: d.taken, Dropped: d.taken - d.stored, Stored: d.stored}
 	d.mu.Unlock()
 	if d.sendThreads(fields) == nil {
 		d.send(end)
 	}
 }
 
-func (d *Device) drain(c *sample.Drain) error {
+func (d *Device) drain(c *device.Drain) error {
 	d.mu.Lock()
 	state, taken, stored, held, fields := d.state, d.taken, d.stored, d.heldFrom, d.fields
 	d.mu.Unlock()
 	if state == sample.StateRunning {
-		return d.send(&sample.Reply{Command: sample.TypeDrain, Status: sample.StatusBusy})
+		return d.send(&device.Reply{Command: device.TypeDrain, Status: device.StatusBusy})
 	}
 	end := stored
 	if c.Count > 0 && uint64(c.From)+uint64(c.Count) < uint64(stored) {
 		end = c.From + c.Count
 	}
 	if state != sample.StateHolding || c.From < held || c.From > stored {
-		return d.send(&sample.Reply{Command: sample.TypeDrain, Status: sample.StatusUnavailable})
+		return d.send(&device.Reply{Command: device.TypeDrain, Status: device.StatusUnavailable})
 	}
 	if err := d.send(d.header()); err != nil {
 		return err
@@ -520,7 +521,7 @@ func (d *Device) drain(c *sample.Drain) error {
 	if err := d.sendThreads(fields); err != nil {
 		return err
 	}
-	return d.send(&sample.End{Reason: sample.EndDrained, First: c.From, Next: end, Taken: taken, Stored: stored})
+	return d.send(&device.End{Reason: device.EndDrained, First: c.From, Next: end, Taken: taken, Stored: stored})
 }
 
 // sendRecords sends records [from, end) in DATA frames filled as the
@@ -542,11 +543,11 @@ func (d *Device) sendFrame(from, end uint32, fields sample.Fields) (uint32, erro
 	d.mu.Lock()
 	k, coding := d.stackK, d.coding
 	d.mu.Unlock()
-	recs := make([]sample.Record, min(end-from, sample.MaxPayload))
+	recs := make([]sample.Record, min(end-from, device.MaxPayload))
 	for i := range recs {
 		recs[i] = d.record(from+uint32(i), fields, k)
 	}
-	data := sample.FillData(from, fields, coding, recs)
+	data := device.FillData(from, fields, coding, recs)
 	return uint32(len(data.Records)), d.sendData(data)
 }
 
@@ -563,30 +564,30 @@ func (d *Device) sendThreads(fields sample.Fields) error {
 	if skip {
 		return nil
 	}
-	if err := d.send(&sample.Threads{Entries: d.Threads}); err != nil {
+	if err := d.send(&device.Threads{Entries: d.Threads}); err != nil {
 		return err
 	}
 	if fields&sample.FieldStack == 0 || d.minor() < 3 {
 		return nil
 	}
 	for i := range d.StackTops {
-		if err := d.send(&d.StackTops[i]); err != nil {
+		if err := d.send(&device.StackTopFrame{StackTop: d.StackTops[i]}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (d *Device) sendData(data *sample.Data) error {
-	b, err := sample.EncodeFrame(data)
+func (d *Device) sendData(data *device.Data) error {
+	b, err := device.EncodeFrame(data)
 	if err != nil {
 		return err
 	}
 	return d.write(b, data)
 }
 
-func (d *Device) send(f sample.Frame) error {
-	b, err := sample.EncodeFrame(f)
+func (d *Device) send(f device.Frame) error {
+	b, err := device.EncodeFrame(f)
 	if err != nil {
 		return err
 	}
@@ -594,7 +595,7 @@ func (d *Device) send(f sample.Frame) error {
 }
 
 // write sends one encoded frame with the configured faults.
-func (d *Device) write(frame []byte, data *sample.Data) error {
+func (d *Device) write(frame []byte, data *device.Data) error {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
 	d.mu.Lock()

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample_test
+package device_test
 
 import (
 	"context"
@@ -13,28 +13,29 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/sample"
-	"github.com/tcmprof/tcmprof/sample/sampletest"
+	"github.com/tcmprof/tcmprof/sample/device"
+	"github.com/tcmprof/tcmprof/sample/device/devicetest"
 )
 
-func newDevice(capacity uint32, faults sampletest.Faults) *sampletest.Device {
-	return &sampletest.Device{
+func newDevice(capacity uint32, faults devicetest.Faults) *devicetest.Device {
+	return &devicetest.Device{
 		Capacity: capacity, CPUHz: 600_000_000, TimerHz: 24_000_000, DefaultRateHz: 10_000, MaxRateHz: 100_000,
 		BuildID: []byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
-		Threads: []sample.Thread{{ID: 0x20001000, Name: "main"}, {ID: 0x20001100, Name: "idle"}},
+		Threads: []device.Thread{{ID: 0x20001000, Name: "main"}, {ID: 0x20001100, Name: "idle"}},
 		Seed:    42, RunTime: 20 * time.Millisecond, StreamBatch: 128, StreamPeriod: 2 * time.Millisecond,
 		Faults: faults,
 	}
 }
 
-func openSession(t testing.TB, d *sampletest.Device, to sample.Timeouts) (*sample.Session, <-chan error) {
+func openSession(t testing.TB, d *devicetest.Device, to device.Timeouts) (*device.Session, <-chan error) {
 	t.Helper()
-	path, slave, served := sampletest.ServePty(t, d)
-	p, err := sample.OpenPort(path, 115200)
+	path, slave, served := devicetest.ServePty(t, d)
+	p, err := device.OpenPort(path, 115200)
 	if err != nil {
 		t.Fatal(err)
 	}
 	slave.Close() // the serial port keeps the pty open now
-	s := sample.NewSession(p, nil, to)
+	s := device.NewSession(p, nil, to)
 	t.Cleanup(func() { s.Close() })
 	return s, served
 }
@@ -43,12 +44,12 @@ func openSession(t testing.TB, d *sampletest.Device, to sample.Timeouts) (*sampl
 // 50 ms. On a loaded machine an answer can miss that window several times
 // in a row (seen once in a CI run: a record given up after 8 tries), so
 // the tries are many; they cost nothing while answers come in time.
-func fastTimeouts() sample.Timeouts {
-	return sample.Timeouts{Reply: 50 * time.Millisecond, Retries: 20, Poll: 5 * time.Millisecond, LogFlush: 10 * time.Millisecond}
+func fastTimeouts() device.Timeouts {
+	return device.Timeouts{Reply: 50 * time.Millisecond, Retries: 20, Poll: 5 * time.Millisecond, LogFlush: 10 * time.Millisecond}
 }
 
 // checkTruth compares every record of c with the device's ground truth.
-func checkTruth(t *testing.T, d *sampletest.Device, c *sample.Capture) {
+func checkTruth(t *testing.T, d *devicetest.Device, c *sample.Capture) {
 	t.Helper()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -64,9 +65,9 @@ func TestSnapshotCleanLine(t *testing.T) {
 	for _, fields := range []sample.Fields{sample.FieldPC, sample.FieldPC | sample.FieldLR, sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread,
 		sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack} {
 		t.Run(fields.String(), func(t *testing.T) {
-			d := newDevice(4096, sampletest.Faults{})
+			d := newDevice(4096, devicetest.Faults{})
 			s, _ := openSession(t, d, fastTimeouts())
-			c, err := s.Snapshot(context.Background(), sample.Start{RateHz: 20000, Fields: fields, StackWords: 24}, 0, nil)
+			c, err := s.Snapshot(context.Background(), device.Start{RateHz: 20000, Fields: fields, StackWords: 24}, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,11 +101,11 @@ func TestSnapshotCleanLine(t *testing.T) {
 // corrupted commands. Every record must arrive, equal to what the device
 // sent, and every damaged frame must have been noticed and re-requested.
 func TestSnapshotNoisyLine(t *testing.T) {
-	d := newDevice(4096, sampletest.Faults{Seed: 7, CorruptOut: 0.01, CorruptIn: 0.01, LogBetween: 0.1, LogInside: 0.05, MaxChunk: 7})
+	d := newDevice(4096, devicetest.Faults{Seed: 7, CorruptOut: 0.01, CorruptIn: 0.01, LogBetween: 0.1, LogInside: 0.05, MaxChunk: 7})
 	s, _ := openSession(t, d, fastTimeouts())
 	var logs int
 	s.OnLog = func(string) { logs++ }
-	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, nil)
+	c, err := s.Snapshot(context.Background(), device.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,13 +136,13 @@ func TestSnapshotNoisyLine(t *testing.T) {
 // its stack against nothing: re-requests shrink to single records, which
 // arrive through a line that damages one byte in 300.
 func TestSnapshotNoisyLineWithStacks(t *testing.T) {
-	d := newDevice(2048, sampletest.Faults{Seed: 3, CorruptOut: 0.003, CorruptIn: 0.003, LogBetween: 0.1, MaxChunk: 7})
+	d := newDevice(2048, devicetest.Faults{Seed: 3, CorruptOut: 0.003, CorruptIn: 0.003, LogBetween: 0.1, MaxChunk: 7})
 	s, _ := openSession(t, d, fastTimeouts())
-	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR | sample.FieldStack}, 0, nil)
+	c, err := s.Snapshot(context.Background(), device.Start{Fields: sample.FieldPC | sample.FieldLR | sample.FieldStack}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Records) != 2048 || len(c.Missing) != 0 || c.Header.StackWords != sample.DefaultStackWords {
+	if len(c.Records) != 2048 || len(c.Missing) != 0 || c.Header.StackWords != device.DefaultStackWords {
 		t.Fatalf("%d records, missing %v, %d stack words", len(c.Records), c.Missing, c.Header.StackWords)
 	}
 	checkTruth(t, d, c)
@@ -151,11 +152,11 @@ func TestSnapshotNoisyLineWithStacks(t *testing.T) {
 }
 
 func TestSnapshotCleanLogLinesAllShown(t *testing.T) {
-	d := newDevice(2048, sampletest.Faults{Seed: 3, LogBetween: 0.3, MaxChunk: 3})
+	d := newDevice(2048, devicetest.Faults{Seed: 3, LogBetween: 0.3, MaxChunk: 3})
 	s, _ := openSession(t, d, fastTimeouts())
 	var logs []string
 	s.OnLog = func(l string) { logs = append(logs, l) }
-	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC}, 0, nil)
+	c, err := s.Snapshot(context.Background(), device.Start{Fields: sample.FieldPC}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestSnapshotCleanLogLinesAllShown(t *testing.T) {
 // after a line; a STATUS's HEADER comes after all of them and the lines
 // before it, so the counts are compared after a STATUS, until they agree,
 // or a line is lost (the host's count then never catches up).
-func sawAllLogLines(t *testing.T, s *sample.Session, d *sampletest.Device, shown func() int) bool {
+func sawAllLogLines(t *testing.T, s *device.Session, d *devicetest.Device, shown func() int) bool {
 	t.Helper()
 	for range 10 {
 		if _, err := s.Status(context.Background()); err != nil {
@@ -190,9 +191,9 @@ func sawAllLogLines(t *testing.T, s *sample.Session, d *sampletest.Device, shown
 // A real two-second stall in the middle of a DATA frame, with the default
 // time-outs: the drain times out, asks again, and ends with every record.
 func TestSnapshotTwoSecondStall(t *testing.T) {
-	d := newDevice(4096, sampletest.Faults{Seed: 1, StallAfter: 3000, Stall: 2 * time.Second})
-	s, _ := openSession(t, d, sample.DefaultTimeouts())
-	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, nil)
+	d := newDevice(4096, devicetest.Faults{Seed: 1, StallAfter: 3000, Stall: 2 * time.Second})
+	s, _ := openSession(t, d, device.DefaultTimeouts())
+	c, err := s.Snapshot(context.Background(), device.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,10 +210,10 @@ func TestSnapshotTwoSecondStall(t *testing.T) {
 // busy host) is left to end its run; one that takes no sample for maxWait
 // is stopped, and what it took is drained.
 func TestSnapshotWaitsWhileSampling(t *testing.T) {
-	slow := newDevice(4096, sampletest.Faults{})
+	slow := newDevice(4096, devicetest.Faults{})
 	slow.RunTime = 600 * time.Millisecond // a sample every 0.15 ms, 6× maxWait in all
 	s, _ := openSession(t, slow, fastTimeouts())
-	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC}, 100*time.Millisecond, nil)
+	c, err := s.Snapshot(context.Background(), device.Start{Fields: sample.FieldPC}, 100*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,10 +222,10 @@ func TestSnapshotWaitsWhileSampling(t *testing.T) {
 	}
 	checkTruth(t, slow, c)
 
-	stuck := newDevice(1024, sampletest.Faults{})
+	stuck := newDevice(1024, devicetest.Faults{})
 	stuck.RunTime = time.Hour // a sample every 3.5 s
 	s, _ = openSession(t, stuck, fastTimeouts())
-	c, err = s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC}, 100*time.Millisecond, nil)
+	c, err = s.Snapshot(context.Background(), device.Start{Fields: sample.FieldPC}, 100*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,11 +238,11 @@ func TestSnapshotWaitsWhileSampling(t *testing.T) {
 // A hang-up half-way through the drain: the capture keeps what arrived and
 // names what is missing; Resume on a new connection fetches the rest.
 func TestSnapshotHangUpThenResume(t *testing.T) {
-	d := newDevice(4096, sampletest.Faults{Seed: 5, HangUpAfter: 8000})
+	d := newDevice(4096, devicetest.Faults{Seed: 5, HangUpAfter: 8000})
 	s, served := openSession(t, d, fastTimeouts())
-	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, nil)
-	var inc *sample.IncompleteError
-	var disc *sample.DisconnectError
+	c, err := s.Snapshot(context.Background(), device.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, nil)
+	var inc *device.IncompleteError
+	var disc *device.DisconnectError
 	if !errors.As(err, &inc) || !errors.As(err, &disc) || !inc.Resumable {
 		t.Fatalf("err = %v; want an incomplete, resumable capture after a disconnect", err)
 	}
@@ -252,7 +253,7 @@ func TestSnapshotHangUpThenResume(t *testing.T) {
 		t.Fatalf("%d records, missing %v", len(c.Records), c.Missing)
 	}
 	checkTruth(t, d, c)
-	d.Faults = sampletest.Faults{}
+	d.Faults = devicetest.Faults{}
 	s2, _ := openSession(t, d, fastTimeouts())
 	done, err := s2.Resume(context.Background(), c)
 	if err != nil {
@@ -271,7 +272,7 @@ func TestSnapshotHangUpThenResume(t *testing.T) {
 }
 
 func TestStreamUntilStop(t *testing.T) {
-	d := newDevice(4096, sampletest.Faults{})
+	d := newDevice(4096, devicetest.Faults{})
 	s, _ := openSession(t, d, fastTimeouts())
 	stop := make(chan struct{})
 	s.OnProgress = func(got, _ uint64) {
@@ -279,7 +280,7 @@ func TestStreamUntilStop(t *testing.T) {
 			close(stop)
 		}
 	}
-	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldThread}, 0, stop)
+	c, err := s.Stream(context.Background(), device.Start{Fields: sample.FieldPC | sample.FieldThread}, 0, stop)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,9 +294,9 @@ func TestStreamUntilStop(t *testing.T) {
 }
 
 func TestStreamCount(t *testing.T) {
-	d := newDevice(4096, sampletest.Faults{})
+	d := newDevice(4096, devicetest.Faults{})
 	s, _ := openSession(t, d, fastTimeouts())
-	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC, Count: 1000}, 0, nil)
+	c, err := s.Stream(context.Background(), device.Start{Fields: sample.FieldPC, Count: 1000}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,19 +316,19 @@ func isClosed(c chan struct{}) bool {
 }
 
 func TestStartRefusals(t *testing.T) {
-	d := newDevice(1024, sampletest.Faults{})
+	d := newDevice(1024, devicetest.Faults{})
 	s, _ := openSession(t, d, fastTimeouts())
 	ctx := context.Background()
-	if err := s.Start(ctx, sample.Start{RateHz: 1_000_000, Fields: sample.FieldPC}); err == nil {
+	if err := s.Start(ctx, device.Start{RateHz: 1_000_000, Fields: sample.FieldPC}); err == nil {
 		t.Error("START above the device's rate accepted")
 	}
 	if _, err := s.Attach(ctx, nil); err == nil {
 		t.Error("attach to an idle device succeeded")
 	}
-	if err := s.Start(ctx, sample.Start{Fields: sample.FieldPC}); err != nil {
+	if err := s.Start(ctx, device.Start{Fields: sample.FieldPC}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(ctx, sample.Start{Fields: sample.FieldPC}); err == nil {
+	if err := s.Start(ctx, device.Start{Fields: sample.FieldPC}); err == nil {
 		t.Error("START over a running run accepted")
 	}
 	c, err := s.Attach(ctx, nil)
@@ -341,10 +342,10 @@ func TestStartRefusals(t *testing.T) {
 // released it), so the capture names it as missing and is not resumable;
 // everything that did arrive is exact.
 func TestStreamNoisyLine(t *testing.T) {
-	d := newDevice(4096, sampletest.Faults{Seed: 11, CorruptOut: 0.003, MaxChunk: 5})
+	d := newDevice(4096, devicetest.Faults{Seed: 11, CorruptOut: 0.003, MaxChunk: 5})
 	s, _ := openSession(t, d, fastTimeouts())
-	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR, Count: 6000}, 0, nil)
-	var inc *sample.IncompleteError
+	c, err := s.Stream(context.Background(), device.Start{Fields: sample.FieldPC | sample.FieldLR, Count: 6000}, 0, nil)
+	var inc *device.IncompleteError
 	if !errors.As(err, &inc) || inc.Resumable || len(c.Missing) == 0 {
 		t.Fatalf("err = %v, missing %v; want an incomplete capture that cannot be resumed", err, c.Missing)
 	}
@@ -356,11 +357,11 @@ func TestStreamNoisyLine(t *testing.T) {
 }
 
 func TestNewerProtocolRefused(t *testing.T) {
-	d := newDevice(1024, sampletest.Faults{})
+	d := newDevice(1024, devicetest.Faults{})
 	d.ProtoMajor = 2
 	s, _ := openSession(t, d, fastTimeouts())
 	_, err := s.Status(context.Background())
-	want := fmt.Sprintf("protocol version 2.%d, newer than this tcmprof reads (%d.%d)", sample.ProtoMinor, sample.ProtoMajor, sample.ProtoMinor)
+	want := fmt.Sprintf("protocol version 2.%d, newer than this tcmprof reads (%d.%d)", device.ProtoMinor, device.ProtoMajor, device.ProtoMinor)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v", err)
 	}
@@ -374,9 +375,9 @@ func TestThreadTableRecovered(t *testing.T) {
 		skip        int
 		wantThreads int
 	}{{2, 2}, {1000, 0}} {
-		d := newDevice(1024, sampletest.Faults{SkipThreads: tc.skip})
+		d := newDevice(1024, devicetest.Faults{SkipThreads: tc.skip})
 		s, _ := openSession(t, d, fastTimeouts())
-		c, err := s.Snapshot(context.Background(), sample.Start{Fields: all}, 0, nil)
+		c, err := s.Snapshot(context.Background(), device.Start{Fields: all}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,20 +393,20 @@ func TestThreadTableRecovered(t *testing.T) {
 
 // A device that reset after the hang-up holds nothing: resume says so.
 func TestResumeAfterDeviceReset(t *testing.T) {
-	d := newDevice(2048, sampletest.Faults{HangUpAfter: 3000})
+	d := newDevice(2048, devicetest.Faults{HangUpAfter: 3000})
 	s, _ := openSession(t, d, fastTimeouts())
-	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC}, 0, nil)
+	c, err := s.Snapshot(context.Background(), device.Start{Fields: sample.FieldPC}, 0, nil)
 	if err == nil || len(c.Missing) == 0 {
 		t.Fatalf("err %v, missing %v", err, c.Missing)
 	}
 	d.Reset()
-	d.Faults = sampletest.Faults{}
+	d.Faults = devicetest.Faults{}
 	s2, _ := openSession(t, d, fastTimeouts())
 	if _, err := s2.Resume(context.Background(), c); err == nil || !strings.Contains(err.Error(), "no longer holds the run (state idle)") {
 		t.Fatalf("resume after a reset: %v", err)
 	}
 	// A different run held by the device is refused too.
-	if err := s2.Start(context.Background(), sample.Start{Fields: sample.FieldPC, Count: 100}); err != nil {
+	if err := s2.Start(context.Background(), device.Start{Fields: sample.FieldPC, Count: 100}); err != nil {
 		t.Fatal(err)
 	}
 	waitHeld(t, s2)
@@ -417,13 +418,13 @@ func TestResumeAfterDeviceReset(t *testing.T) {
 // The device writes one byte at a time, so every frame is split at every
 // offset on its way to the host.
 func TestSnapshotByteAtATime(t *testing.T) {
-	d := newDevice(2048, sampletest.Faults{Seed: 4, MaxChunk: 1, LogBetween: 0.2})
+	d := newDevice(2048, devicetest.Faults{Seed: 4, MaxChunk: 1, LogBetween: 0.2})
 	to := fastTimeouts()
 	to.Reply = time.Second // a frame takes tens of ms to trickle through
 	s, _ := openSession(t, d, to)
 	var logs int
 	s.OnLog = func(string) { logs++ }
-	c, err := s.Snapshot(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc}, 0, nil)
+	c, err := s.Snapshot(context.Background(), device.Start{Fields: sample.FieldPC | sample.FieldLR | sample.FieldExc}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +441,7 @@ func TestSnapshotByteAtATime(t *testing.T) {
 // its frame arrives, in order; the device's counters while the run goes
 // (StatusEvery); and the run so far, asked for from another goroutine.
 func TestStreamLiveHooks(t *testing.T) {
-	d := newDevice(4096, sampletest.Faults{})
+	d := newDevice(4096, devicetest.Faults{})
 	d.StreamRing = 8192
 	s, _ := openSession(t, d, fastTimeouts())
 	s.StatusEvery = 20 * time.Millisecond
@@ -473,7 +474,7 @@ func TestStreamLiveHooks(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, stop)
+	c, err := s.Stream(context.Background(), device.Start{Fields: sample.FieldPC | sample.FieldLR}, 0, stop)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,10 +498,10 @@ func TestStreamLiveHooks(t *testing.T) {
 // A device whose ring overflows drops samples and says so in its counters:
 // the host sees drops, not missing records.
 func TestStreamRingOverflow(t *testing.T) {
-	d := newDevice(4096, sampletest.Faults{})
+	d := newDevice(4096, devicetest.Faults{})
 	d.StreamRing, d.StreamBatch, d.StreamPeriod = 256, 1000, time.Millisecond
 	s, _ := openSession(t, d, fastTimeouts())
-	c, err := s.Stream(context.Background(), sample.Start{Fields: sample.FieldPC, Count: 50000}, 0, nil)
+	c, err := s.Stream(context.Background(), device.Start{Fields: sample.FieldPC, Count: 50000}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +512,7 @@ func TestStreamRingOverflow(t *testing.T) {
 	}
 }
 
-func waitForStored(t *testing.T, d *sampletest.Device, n uint32) {
+func waitForStored(t *testing.T, d *devicetest.Device, n uint32) {
 	for deadline := time.Now().Add(10 * time.Second); d.Stored() < n; time.Sleep(2 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Errorf("the device stored only %d records", d.Stored())
@@ -530,15 +531,15 @@ func TestCodingNegotiated(t *testing.T) {
 		want  sample.Coding
 	}{{1, sample.CodingV10}, {2, sample.CodingV12}} {
 		for _, mode := range []sample.Mode{sample.ModeSnapshot, sample.ModeStream} {
-			d := newDevice(1024, sampletest.Faults{})
+			d := newDevice(1024, devicetest.Faults{})
 			d.ProtoMinor = tt.minor
 			s, _ := openSession(t, d, fastTimeouts())
 			var c *sample.Capture
 			var err error
 			if mode == sample.ModeSnapshot {
-				c, err = s.Snapshot(context.Background(), sample.Start{RateHz: 20000, Fields: fields}, 0, nil)
+				c, err = s.Snapshot(context.Background(), device.Start{RateHz: 20000, Fields: fields}, 0, nil)
 			} else {
-				c, err = s.Stream(context.Background(), sample.Start{RateHz: 20000, Fields: fields, Count: 1000}, 0, nil)
+				c, err = s.Stream(context.Background(), device.Start{RateHz: 20000, Fields: fields, Count: 1000}, 0, nil)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -565,14 +566,14 @@ func TestStackTopsCollected(t *testing.T) {
 	for _, tt := range []struct {
 		minor  uint8
 		mode   sample.Mode
-		faults sampletest.Faults
+		faults devicetest.Faults
 		want   int
 	}{
-		{3, sample.ModeSnapshot, sampletest.Faults{}, 2},
-		{3, sample.ModeSnapshot, sampletest.Faults{Seed: 5, CorruptOut: 0.003, SkipThreads: 1}, 2},
-		{3, sample.ModeStream, sampletest.Faults{}, 2},
-		{2, sample.ModeSnapshot, sampletest.Faults{}, 0},
-		{2, sample.ModeStream, sampletest.Faults{}, 0},
+		{3, sample.ModeSnapshot, devicetest.Faults{}, 2},
+		{3, sample.ModeSnapshot, devicetest.Faults{Seed: 5, CorruptOut: 0.003, SkipThreads: 1}, 2},
+		{3, sample.ModeStream, devicetest.Faults{}, 2},
+		{2, sample.ModeSnapshot, devicetest.Faults{}, 0},
+		{2, sample.ModeStream, devicetest.Faults{}, 0},
 	} {
 		d := newDevice(512, tt.faults)
 		d.ProtoMinor, d.StackTops = tt.minor, tops
@@ -580,9 +581,9 @@ func TestStackTopsCollected(t *testing.T) {
 		var c *sample.Capture
 		var err error
 		if tt.mode == sample.ModeSnapshot {
-			c, err = s.Snapshot(context.Background(), sample.Start{Fields: fields}, 0, nil)
+			c, err = s.Snapshot(context.Background(), device.Start{Fields: fields}, 0, nil)
 		} else {
-			c, err = s.Stream(context.Background(), sample.Start{Fields: fields, Count: 512}, 0, nil)
+			c, err = s.Stream(context.Background(), device.Start{Fields: fields, Count: 512}, 0, nil)
 		}
 		if err != nil {
 			t.Fatalf("1.%d %v: %v", tt.minor, tt.mode, err)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample
+package device
 
 import (
 	"bytes"
+	"github.com/tcmprof/tcmprof/sample"
 )
 
 // Event is one thing found in the byte stream: a frame, a line of log text,
@@ -14,38 +15,24 @@ type Event struct {
 	Err   error
 }
 
-// DecodeStats counts what the host received. The decoder fills the stream
-// counts; a Session adds the retry counts.
-type DecodeStats struct {
-	Bytes        uint64 `json:"bytes"`         // bytes received
-	Frames       uint64 `json:"frames"`        // frames decoded
-	CRCErrors    uint64 `json:"crc_errors"`    // segments that COBS-decoded to a payload with a wrong CRC
-	BadFrames    uint64 `json:"bad_frames"`    // frames with a good CRC and an unreadable body
-	GarbageBytes uint64 `json:"garbage_bytes"` // bytes that were neither frames nor log text
-	LogLines     uint64 `json:"log_lines"`     // lines of log text
-	Retries      uint64 `json:"retries"`       // commands sent again after a time-out
-	Rerequests   uint64 `json:"rerequests"`    // DRAINs of ranges that did not arrive the first time
-	Rerequested  uint64 `json:"rerequested"`   // records in those ranges
-}
-
 // Decoder splits a byte stream into frames and log text (protocol §1). Feed
 // it bytes as they arrive, in chunks of any size. It never fails, and its
 // memory is bounded by the largest frame, whatever it is fed.
 type Decoder struct {
-	fields    Fields
-	coding    Coding
+	fields    sample.Fields
+	coding    sample.Coding
 	seg       []byte // the segment since the last 0x00
 	candidate bool   // seg may still be a frame: it started at a 0x00 and is short enough
 	payload   []byte // scratch for COBS decoding
-	stats     DecodeStats
+	stats     sample.DecodeStats
 	events    []Event
 }
 
 // NewDecoder returns a decoder that reads DATA records with the given
 // fields until a HEADER says otherwise.
-func NewDecoder(fields Fields) *Decoder {
+func NewDecoder(fields sample.Fields) *Decoder {
 	return &Decoder{
-		fields:    fields | FieldPC,
+		fields:    fields | sample.FieldPC,
 		seg:       make([]byte, 0, maxEncoded+1),
 		candidate: true,
 		payload:   make([]byte, 0, maxEncoded),
@@ -54,23 +41,23 @@ func NewDecoder(fields Fields) *Decoder {
 
 // SetFields sets the fields DATA records are read with (a stream run's
 // START fields, before its first HEADER).
-func (d *Decoder) SetFields(f Fields) { d.fields = f | FieldPC }
+func (d *Decoder) SetFields(f sample.Fields) { d.fields = f | sample.FieldPC }
 
 // SetCoding sets the coding DATA records are read with (a stream run's,
 // before its first HEADER).
-func (d *Decoder) SetCoding(c Coding) { d.coding = c }
+func (d *Decoder) SetCoding(c sample.Coding) { d.coding = c }
 
 // Follow reads DATA records as h says they are coded.
-func (d *Decoder) Follow(h *Header) {
+func (d *Decoder) Follow(h *sample.Header) {
 	d.SetFields(h.Fields)
 	d.coding = h.Coding
 }
 
 // Fields returns the fields DATA records are read with.
-func (d *Decoder) Fields() Fields { return d.fields }
+func (d *Decoder) Fields() sample.Fields { return d.fields }
 
 // Stats returns the counts so far.
-func (d *Decoder) Stats() DecodeStats { return d.stats }
+func (d *Decoder) Stats() sample.DecodeStats { return d.stats }
 
 // Feed decodes p and returns the events it completed. The returned slice
 // is valid until the next call.
@@ -131,8 +118,8 @@ func (d *Decoder) endSegment() {
 			f, err := ParsePayload(p, d.fields, d.coding)
 			if err == nil {
 				d.stats.Frames++
-				if h, ok := f.(*Header); ok {
-					d.Follow(h)
+				if h, ok := f.(*HeaderFrame); ok {
+					d.Follow(&h.Header)
 				}
 				d.events = append(d.events, Event{Frame: f})
 				return

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample
+package device
 
 import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"github.com/tcmprof/tcmprof/sample"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -87,23 +88,23 @@ func TestCOBSRoundTripRandom(t *testing.T) {
 
 // sampleFrames has one of every frame type, with edge values.
 func sampleFrames() []Frame {
-	all := FieldPC | FieldLR | FieldExc | FieldThread
+	all := sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread
 	return []Frame{
-		&Header{ProtoMajor: 1, SamplerVersion: [3]uint8{0, 1, 0}, State: StateHolding, Mode: ModeSnapshot,
-			Fields: FieldPC | FieldLR, JitterPct: 10, CPUHz: 600_000_000, TimerHz: 24_000_000, IntervalTicks: 24000,
-			Capacity: 8192, Taken: 9000, Dropped: 808, Stored: 8192, HeldFrom: 0, BuildID: seq(1, 20)},
-		&Header{ProtoMajor: 1, Fields: FieldPC},
-		&Data{First: 7, Fields: all, Records: []Record{
+		&HeaderFrame{Header: sample.Header{ProtoMajor: 1, SamplerVersion: [3]uint8{0, 1, 0}, State: sample.StateHolding, Mode: sample.ModeSnapshot,
+			Fields: sample.FieldPC | sample.FieldLR, JitterPct: 10, CPUHz: 600_000_000, TimerHz: 24_000_000, IntervalTicks: 24000,
+			Capacity: 8192, Taken: 9000, Dropped: 808, Stored: 8192, HeldFrom: 0, BuildID: seq(1, 20)}},
+		&HeaderFrame{Header: sample.Header{ProtoMajor: 1, Fields: sample.FieldPC}},
+		&Data{First: 7, Fields: all, Records: []sample.Record{
 			{Index: 7, PC: 0x60001234, LR: 0x60001001, Exc: 0, Thread: 0x20001000},
 			{Index: 8, PC: 0x00000100, LR: 0xFFFFFFF9, Exc: 511, Thread: 0x20000010},
 			{Index: 9, PC: 0xFFFFFFFE, LR: 0, Exc: 16, Thread: 0xFFFFFFFF},
 			{Index: 10, PC: 0, LR: 0x80000000, Exc: 1, Thread: 0},
 		}},
-		&Data{First: 0xFFFFFF00, Fields: FieldPC, Records: []Record{{Index: 0xFFFFFF00, PC: 0x60000000}}},
+		&Data{First: 0xFFFFFF00, Fields: sample.FieldPC, Records: []sample.Record{{Index: 0xFFFFFF00, PC: 0x60000000}}},
 		&End{Reason: EndStreamStopped, First: 1, Next: 2, Taken: 3, Dropped: 4, Stored: 5},
 		&Reply{Command: TypeDrain, Status: StatusUnavailable},
 		&Threads{Entries: []Thread{{1, "main"}, {0x20001000, strings.Repeat("x", 31)}, {2, ""}}},
-		&Start{RateHz: 10000, JitterPct: 25, Fields: FieldPC | FieldLR, Mode: ModeStream, Count: 16384, DurationMS: 1500},
+		&Start{RateHz: 10000, JitterPct: 25, Fields: sample.FieldPC | sample.FieldLR, Mode: sample.ModeStream, Count: 16384, DurationMS: 1500},
 		&Stop{}, &Status{}, &Drain{From: 100, Count: 50}, &Done{},
 		&Unknown{FrameType: 0x42, Body: []byte{1, 2, 3}},
 	}
@@ -118,7 +119,7 @@ func TestFrameRoundTrip(t *testing.T) {
 		if wire[0] != 0 || wire[len(wire)-1] != 0 || bytes.IndexByte(wire[1:len(wire)-1], 0) >= 0 {
 			t.Fatalf("%v: bad framing % x", f.Type(), wire)
 		}
-		fields := FieldPC
+		fields := sample.FieldPC
 		if d, ok := f.(*Data); ok {
 			fields = d.Fields
 		}
@@ -133,11 +134,11 @@ func TestFrameRoundTrip(t *testing.T) {
 }
 
 func TestFrameTooLarge(t *testing.T) {
-	recs := make([]Record, 200)
+	recs := make([]sample.Record, 200)
 	for i := range recs {
-		recs[i] = Record{Index: uint32(i), PC: uint32(i) * 0x1000000, LR: uint32(i) * 0x3000001}
+		recs[i] = sample.Record{Index: uint32(i), PC: uint32(i) * 0x1000000, LR: uint32(i) * 0x3000001}
 	}
-	if _, err := EncodeFrame(&Data{Fields: FieldPC | FieldLR, Records: recs}); err == nil {
+	if _, err := EncodeFrame(&Data{Fields: sample.FieldPC | sample.FieldLR, Records: recs}); err == nil {
 		t.Error("a 200-record PC+LR frame of far-apart addresses encoded; want a size error")
 	}
 }
@@ -148,7 +149,7 @@ func TestParsePayloadErrors(t *testing.T) {
 	corrupt := append([]byte(nil), payload...)
 	corrupt[3] ^= 0x10
 	short, _ := decodeCOBS(nil, mustEncode(t, &Unknown{FrameType: TypeEnd, Body: []byte{0, 1}})[1:])
-	newer := mustEncode(t, &Header{ProtoMajor: 2, ProtoMinor: 3})
+	newer := mustEncode(t, &HeaderFrame{sample.Header{ProtoMajor: 2, ProtoMinor: 3}})
 	newerPayload, _ := decodeCOBS(nil, newer[1:len(newer)-1])
 	tests := []struct {
 		name string
@@ -162,12 +163,12 @@ func TestParsePayloadErrors(t *testing.T) {
 		{"newer major", newerPayload, fmt.Sprintf("protocol version 2.3, newer than this tcmprof reads (%d.%d)", ProtoMajor, ProtoMinor)},
 	}
 	for _, tt := range tests {
-		_, err := ParsePayload(tt.p, FieldPC, CodingV10)
+		_, err := ParsePayload(tt.p, sample.FieldPC, sample.CodingV10)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
 	}
-	if _, err := ParsePayload(payload, FieldPC, CodingV10); err != nil {
+	if _, err := ParsePayload(payload, sample.FieldPC, sample.CodingV10); err != nil {
 		t.Errorf("good payload: %v", err)
 	}
 }
@@ -187,11 +188,11 @@ func streamOf(t testing.TB) (stream []byte, frames []Frame, logs []string) {
 	var b bytes.Buffer
 	b.WriteString("*** Booting Zephyr OS ***\r\n")
 	logs = append(logs, "*** Booting Zephyr OS ***")
-	fields := FieldPC | FieldLR | FieldExc | FieldThread
+	fields := sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread
 	afterText := true
 	for i, f := range sampleFrames() {
 		switch f := f.(type) {
-		case *Header:
+		case *HeaderFrame:
 			f.Fields = fields // DATA frames are read with the last HEADER's fields
 		case *Data:
 			if f.Fields != fields {
@@ -242,9 +243,9 @@ func collect(d *Decoder, stream []byte, chunk int) (frames []Frame, logs []strin
 
 func TestDecoderStreamAtEveryChunkSize(t *testing.T) {
 	stream, wantFrames, wantLogs := streamOf(t)
-	var first DecodeStats
+	var first sample.DecodeStats
 	for chunk := 1; chunk <= len(stream); chunk++ {
-		d := NewDecoder(FieldPC | FieldLR | FieldExc | FieldThread)
+		d := NewDecoder(sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread)
 		frames, logs := collect(d, stream, chunk)
 		if len(frames) != len(wantFrames) {
 			t.Fatalf("chunk %d: %d frames, want %d", chunk, len(frames), len(wantFrames))
@@ -271,7 +272,7 @@ func TestDecoderStreamAtEveryChunkSize(t *testing.T) {
 }
 
 func TestDecoderIdleFlushesLogText(t *testing.T) {
-	d := NewDecoder(FieldPC)
+	d := NewDecoder(sample.FieldPC)
 	if evs := d.Feed([]byte("partial")); len(evs) != 0 {
 		t.Fatalf("events before a line end: %+v", evs)
 	}
@@ -290,8 +291,8 @@ func TestDecoderIdleFlushesLogText(t *testing.T) {
 }
 
 func TestDecoderReportsUnreadableFrame(t *testing.T) {
-	d := NewDecoder(FieldPC)
-	evs := d.Feed(mustEncode(t, &Header{ProtoMajor: 9}))
+	d := NewDecoder(sample.FieldPC)
+	evs := d.Feed(mustEncode(t, &HeaderFrame{sample.Header{ProtoMajor: 9}}))
 	if len(evs) != 1 || evs[0].Err == nil || !strings.Contains(evs[0].Err.Error(), "newer") {
 		t.Fatalf("events %+v", evs)
 	}
@@ -301,9 +302,9 @@ func TestDecoderReportsUnreadableFrame(t *testing.T) {
 }
 
 func TestDecoderHeaderSetsFields(t *testing.T) {
-	d := NewDecoder(FieldPC)
-	data := &Data{First: 0, Fields: FieldPC | FieldLR, Records: []Record{{PC: 0x100, LR: 0x201}, {Index: 1, PC: 0x104, LR: 0x301}}}
-	evs := d.Feed(cat(mustEncode(t, &Header{ProtoMajor: 1, Fields: FieldPC | FieldLR}), mustEncode(t, data)))
+	d := NewDecoder(sample.FieldPC)
+	data := &Data{First: 0, Fields: sample.FieldPC | sample.FieldLR, Records: []sample.Record{{PC: 0x100, LR: 0x201}, {Index: 1, PC: 0x104, LR: 0x301}}}
+	evs := d.Feed(cat(mustEncode(t, &HeaderFrame{sample.Header{ProtoMajor: 1, Fields: sample.FieldPC | sample.FieldLR}}), mustEncode(t, data)))
 	if len(evs) != 2 || !reflect.DeepEqual(evs[1].Frame, data) {
 		t.Fatalf("events %+v", evs)
 	}
@@ -311,23 +312,23 @@ func TestDecoderHeaderSetsFields(t *testing.T) {
 
 func FuzzDecoder(f *testing.F) {
 	stream, _, _ := streamOf(f)
-	f.Add(stream, uint8(7), uint8(FieldPC|FieldLR|FieldExc|FieldThread))
-	f.Add([]byte(strings.Repeat("x", 2000)), uint8(1), uint8(FieldPC))
-	f.Add(bytes.Repeat([]byte{0xFF, 0x01}, 700), uint8(3), uint8(FieldPC|FieldLR))
+	f.Add(stream, uint8(7), uint8(sample.FieldPC|sample.FieldLR|sample.FieldExc|sample.FieldThread))
+	f.Add([]byte(strings.Repeat("x", 2000)), uint8(1), uint8(sample.FieldPC))
+	f.Add(bytes.Repeat([]byte{0xFF, 0x01}, 700), uint8(3), uint8(sample.FieldPC|sample.FieldLR))
 	f.Add([]byte{}, uint8(0), uint8(0))
 	golden, _ := filepath.Glob(filepath.Join(goldenDir, "*.bin"))
 	for _, name := range golden {
 		if b, err := os.ReadFile(name); err == nil {
-			f.Add(b, uint8(5), uint8(FieldPC|FieldLR|FieldExc|FieldThread))
-			f.Add(b, uint8(9), uint8(knownFields))
+			f.Add(b, uint8(5), uint8(sample.FieldPC|sample.FieldLR|sample.FieldExc|sample.FieldThread))
+			f.Add(b, uint8(9), uint8(sample.AllFields))
 		}
 	}
 	// chunk: the feed size in bits 0-5, Idle calls with bit 7, the 1.2
 	// record coding with bit 6.
 	f.Fuzz(func(t *testing.T, in []byte, chunk uint8, fields uint8) {
-		d := NewDecoder(Fields(fields))
+		d := NewDecoder(sample.Fields(fields))
 		if chunk&0x40 != 0 {
-			d.SetCoding(CodingV12)
+			d.SetCoding(sample.CodingV12)
 		}
 		segCap := cap(d.seg)
 		step := int(chunk)%64 + 1
@@ -351,7 +352,7 @@ func FuzzDecoder(f *testing.F) {
 				continue
 			}
 			// Every frame found re-encodes and decodes to itself.
-			df, coding := FieldPC, CodingV10
+			df, coding := sample.FieldPC, sample.CodingV10
 			if dd, ok := ev.Frame.(*Data); ok {
 				df, coding = dd.Fields, dd.Coding
 			}
@@ -360,7 +361,7 @@ func FuzzDecoder(f *testing.F) {
 				// Without STACK re-encoding is never longer: the decoder
 				// accepts only non-minimal varints. A stack's runs can be
 				// cut shorter by hand than the encoder's maximal runs.
-				if df&FieldStack != 0 {
+				if df&sample.FieldStack != 0 {
 					continue
 				}
 				t.Fatal(err)

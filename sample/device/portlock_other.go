@@ -2,7 +2,7 @@
 
 //go:build !unix
 
-package sample
+package device
 
 import "io"
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample
+package device
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tcmprof/tcmprof/sample"
 	"io"
 	"strings"
 	"time"
@@ -74,7 +75,7 @@ func (p *lockedPort) Close() error {
 type PortInfo struct {
 	Path  string
 	IsUSB bool
-	USB   USBInfo
+	USB   sample.USBInfo
 }
 
 // PortMatch selects the sampler's port among USB serial ports; empty
@@ -92,7 +93,7 @@ func ListPorts() ([]PortInfo, error) {
 	var out []PortInfo
 	for _, p := range list {
 		out = append(out, PortInfo{Path: p.Name, IsUSB: p.IsUSB,
-			USB: USBInfo{VID: strings.ToLower(p.VID), PID: strings.ToLower(p.PID), Serial: p.SerialNumber,
+			USB: sample.USBInfo{VID: strings.ToLower(p.VID), PID: strings.ToLower(p.PID), Serial: p.SerialNumber,
 				Product: p.Product, Manufacturer: p.Manufacturer}})
 	}
 	return out, nil

@@ -1,15 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample
+// Package device takes captures from the firmware-sampler: the wire
+// protocol (firmware-sampler/docs/protocol.md), its COBS framing and
+// decoder, the serial transport and the drain session. What a run leaves,
+// the sample.Capture and its file, is package sample's; devicetest is a
+// fake device that speaks the protocol over a pty.
+
+package device
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tcmprof/tcmprof/internal/wording"
+	"github.com/tcmprof/tcmprof/sample"
 	"hash/crc32"
 )
 
-// Protocol limits and version from firmware-sampler/docs/protocol.md.
+// Protocol limits and version from firmware-sampler/docs/protocol.md;
+// those a capture obeys too (the build-id's length, stack words, record
+// sizes) are package sample's.
 const (
 	ProtoMajor = 1
 	ProtoMinor = 3
@@ -20,17 +30,7 @@ const (
 	maxEncoded = MaxPayload + (MaxPayload+253)/254
 	// minPayload is a type byte plus the CRC.
 	minPayload = 5
-	// MaxBuildID is the longest build-id a HEADER may carry.
-	MaxBuildID = 32
-	// MaxRecordSize is a record's worst-case encoded size: varints of 5
-	// bytes for PC, LR and THREAD, 2 for EXC (at most 511). The firmware's
-	// TCMP_MAX_RECORD_BYTES; TestProtocolLimits checks they agree.
-	MaxRecordSize = 5 + 5 + 2 + 5
-
-	// Stack words per record (K) a STACK run may ask for (protocol 1.1),
-	// and what a device uses when START asks for 0.
-	MinStackWords     = 8
-	MaxStackWords     = 64
+	// DefaultStackWords is what a device uses when START asks for 0.
 	DefaultStackWords = 32
 	// MaxJitterPct is the largest interval jitter a START may ask for
 	// (the firmware's TCMP_MAX_JITTER_PCT); DefaultJitterPct is the
@@ -43,23 +43,7 @@ const (
 	// build's own limit (DefaultMaxRateHz unless configured) may be lower.
 	MaxRateHz        = 1_000_000
 	DefaultMaxRateHz = 100_000
-	// stackRefWindow is how many records back a stack may refer to.
-	stackRefWindow = 16
-	// MaxStackRecordSize is a STACK record's worst case: the other fields,
-	// SP (5), the word count and the reference (1 each), one run pair (2)
-	// and MaxStackWords literal words of 5 bytes. The firmware's
-	// TCMP_MAX_STACK_RECORD_BYTES.
-	MaxStackRecordSize = MaxRecordSize + 5 + 1 + 1 + 2 + 5*MaxStackWords
 )
-
-// enumName is v's name in names, or v formatted with unknown (a number
-// the protocol does not define, as a newer device might send).
-func enumName[T ~uint8](names map[T]string, v T, unknown string) string {
-	if name, ok := names[v]; ok {
-		return name
-	}
-	return fmt.Sprintf(unknown, uint8(v))
-}
 
 // FrameType is the first payload byte. Device frames are below 0x80,
 // host commands at or above.
@@ -94,76 +78,22 @@ var frameTypeNames = map[FrameType]string{
 	TypeDone:     "DONE",
 }
 
-func (t FrameType) String() string { return enumName(frameTypeNames, t, "type 0x%02x") }
+func (t FrameType) String() string { return wording.Name(frameTypeNames, t, "type 0x%02x") }
 
-// Frame is one decoded frame: *Header, *Data, *End, *Reply, *Threads,
-// *StackTop, *Start, *Stop, *Status, *Drain, *Done or *Unknown.
+// Frame is one decoded frame: *HeaderFrame, *Data, *End, *Reply,
+// *Threads, *StackTopFrame, *Start, *Stop, *Status, *Drain, *Done or
+// *Unknown.
 type Frame interface {
 	Type() FrameType
 	appendBody(dst []byte) []byte
 }
 
-// State is the sampler's state in a HEADER.
-type State uint8
-
-// Sampler states.
-const (
-	StateIdle    State = 0
-	StateRunning State = 1
-	StateHolding State = 2
-)
-
-var stateNames = map[State]string{
-	StateIdle:    "idle",
-	StateRunning: "running",
-	StateHolding: "holding",
-}
-
-func (s State) String() string { return enumName(stateNames, s, "state %d") }
-
-// Mode is how a run delivers its records.
-type Mode uint8
-
-// Run modes.
-const (
-	ModeSnapshot Mode = 0
-	ModeStream   Mode = 1
-)
-
-var modeNames = map[Mode]string{
-	ModeSnapshot: "snapshot",
-	ModeStream:   "stream",
-}
-
-func (m Mode) String() string { return enumName(modeNames, m, "mode %d") }
-
-// Header is the HEADER frame: the sampler's settings and counters.
-type Header struct {
-	ProtoMajor, ProtoMinor uint8
-	SamplerVersion         [3]uint8
-	State                  State
-	Mode                   Mode
-	Fields                 Fields
-	JitterPct              uint8
-	CPUHz                  uint32
-	TimerHz                uint32
-	IntervalTicks          uint32 // mean sampling interval in timer ticks
-	Capacity               uint32 // records the device buffer holds
-	Taken                  uint32 // samples taken since START (Stored + Dropped)
-	Dropped                uint32 // samples not stored because the buffer was full
-	Stored                 uint32 // records stored since START: the next record's index
-	HeldFrom               uint32 // lowest record index the device still holds
-	BuildID                []byte // GNU build-id of the running image; empty when it has none
-	StackWords             uint8  // K of a run with FieldStack, else 0 (protocol 1.1; 0 from a 1.0 device)
-	Coding                 Coding // how DATA records are coded (protocol 1.2; CodingV10 from older devices)
-}
-
 // Data is a DATA frame: Records are numbered First, First+1, ...
 type Data struct {
 	First   uint32
-	Fields  Fields // the run's fields; not on the wire, the decoder supplies them
-	Coding  Coding // the run's record coding; not on the wire either
-	Records []Record
+	Fields  sample.Fields // the run's fields; not on the wire, the decoder supplies them
+	Coding  sample.Coding // the run's record coding; not on the wire either
+	Records []sample.Record
 }
 
 // EndReason says why an END was sent.
@@ -204,13 +134,21 @@ var replyStatusNames = map[ReplyStatus]string{
 	StatusMalformed:   "MALFORMED",
 }
 
-func (s ReplyStatus) String() string { return enumName(replyStatusNames, s, "status %d") }
+func (s ReplyStatus) String() string { return wording.Name(replyStatusNames, s, "status %d") }
 
 // Reply is the device's answer to a command.
 type Reply struct {
 	Command FrameType // the command answered; 0 when it could not be read
 	Status  ReplyStatus
 }
+
+// HeaderFrame is the HEADER frame. Its body is the capture's
+// sample.Header: a capture keeps the device's last one as it came.
+type HeaderFrame struct{ sample.Header }
+
+// StackTopFrame is one STACK_TOP frame (protocol 1.3); its body is the
+// capture's sample.StackTop, which a capture keeps by thread.
+type StackTopFrame struct{ sample.StackTop }
 
 // Thread names one thread id; names are at most 31 bytes.
 type Thread struct {
@@ -223,35 +161,18 @@ type Threads struct {
 	Entries []Thread
 }
 
-// MaxStackTopWords is the most words a STACK_TOP frame carries.
-const MaxStackTopWords = 32
-
-// StackTop is one STACK_TOP frame (protocol 1.3): the top of a thread's
-// stack and the words just below it, which the device reads once, in
-// thread context, when it sends the thread table. They hold the frames
-// that live as long as the thread (its entry function's saved registers
-// and return address), which a sample's K words from SP never reach below
-// a large entry frame, so the unwinder continues every sample of the
-// thread through them.
-// Its JSON form is the capture file's (docs/capture-format.md).
-type StackTop struct {
-	Thread uint32   `json:"thread"`
-	Top    uint32   `json:"top"`   // the address just above the stack
-	Words  []uint32 `json:"words"` // the memory at Top − 4·len(Words) … Top − 4
-}
-
 // Start is the START command.
 type Start struct {
 	RateHz     uint32 // 0 = the device default
 	JitterPct  uint8
-	Fields     Fields
-	Mode       Mode
+	Fields     sample.Fields
+	Mode       sample.Mode
 	Count      uint32 // 0 = until full or stopped
 	DurationMS uint32 // 0 = none
 	StackWords uint8  // with FieldStack: K, MinStackWords..MaxStackWords; 0 = DefaultStackWords
 	// Coding asks for a record coding (protocol 1.2, in a byte older
 	// devices ignore); the HEADER says which one the device uses.
-	Coding Coding
+	Coding sample.Coding
 }
 
 // Stop is the STOP command.
@@ -274,17 +195,17 @@ type Unknown struct {
 	Body      []byte
 }
 
-func (*Header) Type() FrameType   { return TypeHeader }
-func (*Data) Type() FrameType     { return TypeData }
-func (*End) Type() FrameType      { return TypeEnd }
-func (*Reply) Type() FrameType    { return TypeReply }
-func (*Threads) Type() FrameType  { return TypeThreads }
-func (*StackTop) Type() FrameType { return TypeStackTop }
-func (*Start) Type() FrameType    { return TypeStart }
-func (*Stop) Type() FrameType     { return TypeStop }
-func (*Status) Type() FrameType   { return TypeStatus }
-func (*Drain) Type() FrameType    { return TypeDrain }
-func (*Done) Type() FrameType     { return TypeDone }
+func (*HeaderFrame) Type() FrameType   { return TypeHeader }
+func (*Data) Type() FrameType          { return TypeData }
+func (*End) Type() FrameType           { return TypeEnd }
+func (*Reply) Type() FrameType         { return TypeReply }
+func (*Threads) Type() FrameType       { return TypeThreads }
+func (*StackTopFrame) Type() FrameType { return TypeStackTop }
+func (*Start) Type() FrameType         { return TypeStart }
+func (*Stop) Type() FrameType          { return TypeStop }
+func (*Status) Type() FrameType        { return TypeStatus }
+func (*Drain) Type() FrameType         { return TypeDrain }
+func (*Done) Type() FrameType          { return TypeDone }
 func (u *Unknown) Type() FrameType {
 	return u.FrameType
 }
@@ -305,7 +226,7 @@ func AppendFrame(dst []byte, f Frame) ([]byte, error) {
 // EncodeFrame returns f as it goes on the wire (see AppendFrame).
 func EncodeFrame(f Frame) ([]byte, error) { return AppendFrame(nil, f) }
 
-func (h *Header) appendBody(b []byte) []byte {
+func (h *HeaderFrame) appendBody(b []byte) []byte {
 	b = append(b, h.ProtoMajor, h.ProtoMinor, h.SamplerVersion[0], h.SamplerVersion[1], h.SamplerVersion[2],
 		byte(h.State), byte(h.Mode), byte(h.Fields), h.JitterPct, byte(h.Coding))
 	for _, v := range []uint32{h.CPUHz, h.TimerHz, h.IntervalTicks, h.Capacity, h.Taken, h.Dropped, h.Stored, h.HeldFrom} {
@@ -321,17 +242,17 @@ func (h *Header) appendBody(b []byte) []byte {
 // together. Without FieldStack it adds records while a worst-case record
 // (MaxRecordSize) still fits in the payload; with FieldStack while the
 // next record itself fits. The rest go in later frames.
-func FillData(first uint32, fields Fields, coding Coding, recs []Record) *Data {
+func FillData(first uint32, fields sample.Fields, coding sample.Coding, recs []sample.Record) *Data {
 	size := 1 + 4 + 2 + 4 // type, first index, count, CRC
-	c := newRecordCoder(fields, coding)
+	c := sample.NewRecordCoder(fields, coding)
 	var scratch []byte
 	n := 0
 	for ; n < len(recs); n++ {
-		if fields&FieldStack == 0 && size+MaxRecordSize > MaxPayload {
+		if fields&sample.FieldStack == 0 && size+sample.MaxRecordSize > MaxPayload {
 			break
 		}
 		saved := *c
-		scratch = c.append(scratch[:0], recs[n])
+		scratch = c.Append(scratch[:0], recs[n])
 		if size+len(scratch) > MaxPayload {
 			*c = saved
 			break
@@ -344,9 +265,9 @@ func FillData(first uint32, fields Fields, coding Coding, recs []Record) *Data {
 func (d *Data) appendBody(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, d.First)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(d.Records)))
-	c := newRecordCoder(d.Fields, d.Coding)
+	c := sample.NewRecordCoder(d.Fields, d.Coding)
 	for _, r := range d.Records {
-		b = c.append(b, r)
+		b = c.Append(b, r)
 	}
 	return b
 }
@@ -371,7 +292,7 @@ func (t *Threads) appendBody(b []byte) []byte {
 	return b
 }
 
-func (t *StackTop) appendBody(b []byte) []byte {
+func (t *StackTopFrame) appendBody(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, t.Thread)
 	b = binary.LittleEndian.AppendUint32(b, t.Top)
 	b = append(b, byte(len(t.Words)))
@@ -386,7 +307,7 @@ func (s *Start) appendBody(b []byte) []byte {
 	b = append(b, s.JitterPct, byte(s.Fields), byte(s.Mode), byte(s.Coding))
 	b = binary.LittleEndian.AppendUint32(b, s.Count)
 	b = binary.LittleEndian.AppendUint32(b, s.DurationMS)
-	if s.Fields&FieldStack == 0 && s.StackWords == 0 {
+	if s.Fields&sample.FieldStack == 0 && s.StackWords == 0 {
 		return b // the body of 1.0
 	}
 	return append(b, s.StackWords) // appended in 1.1
@@ -416,7 +337,7 @@ var (
 // repeat them.
 // A body longer than its type defines is accepted (minor versions append);
 // a shorter one is an error.
-func ParsePayload(p []byte, fields Fields, coding Coding) (Frame, error) {
+func ParsePayload(p []byte, fields sample.Fields, coding sample.Coding) (Frame, error) {
 	if len(p) < minPayload {
 		return nil, ErrShortPayload
 	}
@@ -479,20 +400,20 @@ func (r *bodyReader) bytes(n int) []byte { return append([]byte(nil), r.take(n).
 
 var errShortBody = errors.New("body too short")
 
-func parseBody(t FrameType, body []byte, fields Fields, coding Coding) (Frame, error) {
+func parseBody(t FrameType, body []byte, fields sample.Fields, coding sample.Coding) (Frame, error) {
 	r := &bodyReader{b: body}
 	var f Frame
 	switch t {
 	case TypeHeader:
-		h := &Header{ProtoMajor: r.u8(), ProtoMinor: r.u8()}
+		h := &HeaderFrame{sample.Header{ProtoMajor: r.u8(), ProtoMinor: r.u8()}}
 		h.SamplerVersion = [3]uint8{r.u8(), r.u8(), r.u8()}
-		h.State, h.Mode, h.Fields, h.JitterPct = State(r.u8()), Mode(r.u8()), Fields(r.u8()), r.u8()
-		h.Coding = Coding(r.u8()) // reserved (0) before 1.2
+		h.State, h.Mode, h.Fields, h.JitterPct = sample.State(r.u8()), sample.Mode(r.u8()), sample.Fields(r.u8()), r.u8()
+		h.Coding = sample.Coding(r.u8()) // reserved (0) before 1.2
 		h.CPUHz, h.TimerHz, h.IntervalTicks, h.Capacity = r.u32(), r.u32(), r.u32(), r.u32()
 		h.Taken, h.Dropped, h.Stored, h.HeldFrom = r.u32(), r.u32(), r.u32(), r.u32()
 		n := int(r.u8())
-		if n > MaxBuildID {
-			return nil, fmt.Errorf("build-id of %d bytes (at most %d)", n, MaxBuildID)
+		if n > sample.MaxBuildID {
+			return nil, fmt.Errorf("build-id of %d bytes (at most %d)", n, sample.MaxBuildID)
 		}
 		h.BuildID = r.bytes(n)
 		if len(r.b) > 0 { // appended in 1.1
@@ -512,10 +433,10 @@ func parseBody(t FrameType, body []byte, fields Fields, coding Coding) (Frame, e
 		if k == 0 {
 			return nil, errors.New("no records")
 		}
-		d.Records = make([]Record, 0, min(k, len(r.b)))
-		c := newRecordCoder(fields, coding)
+		d.Records = make([]sample.Record, 0, min(k, len(r.b)))
+		c := sample.NewRecordCoder(fields, coding)
 		for i := 0; i < k; i++ {
-			rec, n, err := c.read(r.b)
+			rec, n, err := c.Read(r.b)
 			if err != nil {
 				return nil, fmt.Errorf("record %d of %d: %w", i, k, err)
 			}
@@ -538,10 +459,10 @@ func parseBody(t FrameType, body []byte, fields Fields, coding Coding) (Frame, e
 		}
 		f = t
 	case TypeStackTop:
-		st := &StackTop{Thread: r.u32(), Top: r.u32()}
+		st := &StackTopFrame{sample.StackTop{Thread: r.u32(), Top: r.u32()}}
 		n := int(r.u8())
-		if n > MaxStackTopWords {
-			return nil, fmt.Errorf("%d stack-top words (at most %d)", n, MaxStackTopWords)
+		if n > sample.MaxStackTopWords {
+			return nil, fmt.Errorf("%d stack-top words (at most %d)", n, sample.MaxStackTopWords)
 		}
 		if uint64(n)*4 > uint64(st.Top) {
 			return nil, fmt.Errorf("%d stack-top words below address %#x", n, st.Top)
@@ -551,8 +472,8 @@ func parseBody(t FrameType, body []byte, fields Fields, coding Coding) (Frame, e
 		}
 		f = st
 	case TypeStart:
-		s := &Start{RateHz: r.u32(), JitterPct: r.u8(), Fields: Fields(r.u8()), Mode: Mode(r.u8())}
-		s.Coding = Coding(r.u8()) // reserved (0) before 1.2
+		s := &Start{RateHz: r.u32(), JitterPct: r.u8(), Fields: sample.Fields(r.u8()), Mode: sample.Mode(r.u8())}
+		s.Coding = sample.Coding(r.u8()) // reserved (0) before 1.2
 		s.Count, s.DurationMS = r.u32(), r.u32()
 		if len(r.b) > 0 { // appended in 1.1
 			s.StackWords = r.u8()

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample
+package device
 
 // COBS (Consistent Overhead Byte Stuffing, Cheshire & Baker 1999) with
 // blocks of at most 254 data bytes. The encoded form holds no 0x00, so 0x00

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample
+package device
 
 import (
+	"github.com/tcmprof/tcmprof/sample"
 	"strings"
 	"testing"
 )
 
 func TestFindPort(t *testing.T) {
-	sampler := PortInfo{Path: "/dev/ttyACM1", IsUSB: true, USB: USBInfo{VID: "2fe3", PID: "0001", Serial: "E1", Product: "tcmprof sampler"}}
-	other := PortInfo{Path: "/dev/ttyACM0", IsUSB: true, USB: USBInfo{VID: "16c0", PID: "0483", Serial: "123", Product: "USB Serial"}}
-	twin := PortInfo{Path: "/dev/ttyACM2", IsUSB: true, USB: USBInfo{VID: "2fe3", PID: "0001", Serial: "E2", Product: "Zephyr CDC ACM"}}
+	sampler := PortInfo{Path: "/dev/ttyACM1", IsUSB: true, USB: sample.USBInfo{VID: "2fe3", PID: "0001", Serial: "E1", Product: "tcmprof sampler"}}
+	other := PortInfo{Path: "/dev/ttyACM0", IsUSB: true, USB: sample.USBInfo{VID: "16c0", PID: "0483", Serial: "123", Product: "USB Serial"}}
+	twin := PortInfo{Path: "/dev/ttyACM2", IsUSB: true, USB: sample.USBInfo{VID: "2fe3", PID: "0001", Serial: "E2", Product: "Zephyr CDC ACM"}}
 	uart := PortInfo{Path: "/dev/ttyS0"}
 	def := PortMatch{VID: DefaultVID, PID: DefaultPID}
 	tests := []struct {

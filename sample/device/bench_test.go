@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample_test
+package device_test
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/sample"
-	"github.com/tcmprof/tcmprof/sample/sampletest"
+	"github.com/tcmprof/tcmprof/sample/device"
+	"github.com/tcmprof/tcmprof/sample/device/devicetest"
 )
 
 // BenchmarkDrain16K drains 16,384 records from the scripted device over a
@@ -18,15 +19,15 @@ import (
 func BenchmarkDrain16K(b *testing.B) {
 	for _, fields := range []sample.Fields{sample.FieldPC, sample.FieldPC | sample.FieldLR} {
 		b.Run(fields.String(), func(b *testing.B) {
-			d := newDevice(16384, sampletest.Faults{})
+			d := newDevice(16384, devicetest.Faults{})
 			d.RunTime = time.Millisecond
-			s, _ := openSession(b, d, sample.DefaultTimeouts())
+			s, _ := openSession(b, d, device.DefaultTimeouts())
 			ctx := context.Background()
 			var bytes uint64
 			var n int
 			for b.Loop() {
 				b.StopTimer()
-				if err := s.Start(ctx, sample.Start{Fields: fields}); err != nil {
+				if err := s.Start(ctx, device.Start{Fields: fields}); err != nil {
 					b.Fatal(err)
 				}
 				h := waitHeld(b, s)
@@ -47,7 +48,7 @@ func BenchmarkDrain16K(b *testing.B) {
 	}
 }
 
-func waitHeld(tb testing.TB, s *sample.Session) *sample.Header {
+func waitHeld(tb testing.TB, s *device.Session) *sample.Header {
 	for {
 		h, err := s.Status(context.Background())
 		if err != nil {

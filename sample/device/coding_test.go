@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample
+package device
 
 import (
+	"github.com/tcmprof/tcmprof/sample"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // samples in handler mode on the interrupt stack, copies cut by K at
 // varying depths (so a stack's copy may end above or below the last one
 // of its thread), and SPs outside any stack (no words).
-func codingWorkload(n int, seed uint64) []Record {
+func codingWorkload(n int, seed uint64) []sample.Record {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	hot := []uint32{0x60002000, 0x6000a400, 0x00000400, 0x60800000, 0x6000f000}
 	type thread struct {
@@ -28,7 +29,7 @@ func codingWorkload(n int, seed uint64) []Record {
 		}
 	}
 	const k = 32
-	recs := make([]Record, n)
+	recs := make([]sample.Record, n)
 	for i := range recs {
 		th := threads[rng.IntN(len(threads))]
 		// The inner frames change: pop a few words, push a few new ones.
@@ -36,7 +37,7 @@ func codingWorkload(n int, seed uint64) []Record {
 		for range rng.IntN(6) {
 			th.words = append(th.words, rng.Uint32())
 		}
-		r := Record{
+		r := sample.Record{
 			PC:     hot[rng.IntN(len(hot))] + 2*rng.Uint32N(64),
 			LR:     hot[rng.IntN(len(hot))] + 2*rng.Uint32N(64) + 1,
 			Thread: th.id,
@@ -62,11 +63,11 @@ func codingWorkload(n int, seed uint64) []Record {
 
 // frameAll frames recs as a device would and decodes the frames again;
 // returns what came back and the bytes on the wire.
-func frameAll(t *testing.T, fields Fields, coding Coding, recs []Record) ([]Record, int) {
+func frameAll(t *testing.T, fields sample.Fields, coding sample.Coding, recs []sample.Record) ([]sample.Record, int) {
 	t.Helper()
 	d := NewDecoder(fields)
 	d.SetCoding(coding)
-	var got []Record
+	var got []sample.Record
 	size := 0
 	for first := 0; first < len(recs); {
 		data := FillData(uint32(first), fields, coding, recs[first:])
@@ -90,27 +91,27 @@ func frameAll(t *testing.T, fields Fields, coding Coding, recs []Record) ([]Reco
 // frames, the 1.2 coding is the smaller, with and without stacks.
 func TestCodingsRoundTrip(t *testing.T) {
 	recs := codingWorkload(3000, 7)
-	for _, fields := range []Fields{FieldPC, FieldPC | FieldLR, FieldPC | FieldExc, FieldPC | FieldLR | FieldExc | FieldThread,
-		FieldPC | FieldLR | FieldStack, knownFields} {
-		want := make([]Record, len(recs))
+	for _, fields := range []sample.Fields{sample.FieldPC, sample.FieldPC | sample.FieldLR, sample.FieldPC | sample.FieldExc, sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread,
+		sample.FieldPC | sample.FieldLR | sample.FieldStack, sample.AllFields} {
+		want := make([]sample.Record, len(recs))
 		for i, r := range recs {
-			w := Record{Index: uint32(i), PC: r.PC}
-			if fields&FieldLR != 0 {
+			w := sample.Record{Index: uint32(i), PC: r.PC}
+			if fields&sample.FieldLR != 0 {
 				w.LR = r.LR
 			}
-			if fields&FieldExc != 0 {
+			if fields&sample.FieldExc != 0 {
 				w.Exc = r.Exc
 			}
-			if fields&FieldThread != 0 {
+			if fields&sample.FieldThread != 0 {
 				w.Thread = r.Thread
 			}
-			if fields&FieldStack != 0 {
+			if fields&sample.FieldStack != 0 {
 				w.SP, w.Stack = r.SP, r.Stack
 			}
 			want[i] = w
 		}
 		var size [2]int
-		for i, coding := range []Coding{CodingV10, CodingV12} {
+		for i, coding := range []sample.Coding{sample.CodingV10, sample.CodingV12} {
 			got, n := frameAll(t, fields, coding, want)
 			if !reflect.DeepEqual(got, want) {
 				for j := range got {
@@ -126,22 +127,5 @@ func TestCodingsRoundTrip(t *testing.T) {
 		if size[1] >= size[0] {
 			t.Errorf("%v: 1.2 coding takes %d bytes, 1.0 %d", fields, size[1], size[0])
 		}
-	}
-}
-
-// The decoder refuses a 1.2 stack that claims common words its thread's
-// last record does not hold, and a PC code wider than 33 bits.
-func TestCodingV12Refusals(t *testing.T) {
-	c := newRecordCoder(FieldPC|FieldLR|FieldStack, CodingV12)
-	// PC 0, LR 0, SP 0x100, 2 words, 1 common: no reference.
-	if _, _, err := c.read([]byte{0, 0, 0x80, 0x04, 2, 1, 0}); err != errStackSame {
-		t.Errorf("common words without a reference: %v", err)
-	}
-	c = newRecordCoder(FieldPC, CodingV12)
-	if _, _, err := c.read([]byte{0x80, 0x80, 0x80, 0x80, 0x20}); err != errVarint {
-		t.Errorf("a 34-bit PC code: %v", err)
-	}
-	if r, _, err := c.read([]byte{0xfc, 0xff, 0xff, 0xff, 0x1f}); err != nil || r.PC != 0x80000000 {
-		t.Errorf("a 33-bit PC code: %+v, %v", r, err)
 	}
 }

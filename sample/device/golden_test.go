@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sample
+package device
 
 import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/tcmprof/tcmprof/sample"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,7 +18,7 @@ import (
 
 // goldenDir holds the protocol's golden vectors, written from the spec by
 // firmware-sampler/testdata/golden/gen.py; the C core tests against them too.
-var goldenDir = filepath.Join("..", "firmware-sampler", "testdata", "golden")
+var goldenDir = filepath.Join("..", "..", "firmware-sampler", "testdata", "golden")
 
 type goldenFile struct {
 	File             string           `json:"file"`
@@ -48,11 +49,11 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 	n := func(k string) uint32 { return goldenNum(t, m, k) }
 	switch m["type"] {
 	case "HEADER":
-		h := &Header{ProtoMajor: uint8(n("proto_major")), ProtoMinor: uint8(n("proto_minor")),
-			State: State(n("state")), Mode: Mode(n("mode")), Fields: Fields(n("fields")), JitterPct: uint8(n("jitter_pct")),
+		h := &HeaderFrame{sample.Header{ProtoMajor: uint8(n("proto_major")), ProtoMinor: uint8(n("proto_minor")),
+			State: sample.State(n("state")), Mode: sample.Mode(n("mode")), Fields: sample.Fields(n("fields")), JitterPct: uint8(n("jitter_pct")),
 			CPUHz: n("cpu_hz"), TimerHz: n("timer_hz"), IntervalTicks: n("mean_interval_ticks"), Capacity: n("capacity"),
 			Taken: n("taken"), Dropped: n("dropped"), Stored: n("stored"), HeldFrom: n("held_from"),
-			StackWords: uint8(n("stack_words")), Coding: Coding(n("coding"))}
+			StackWords: uint8(n("stack_words")), Coding: sample.Coding(n("coding"))}}
 		for i, v := range m["sampler_version"].([]any) {
 			h.SamplerVersion[i] = uint8(v.(float64))
 		}
@@ -65,20 +66,20 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 		}
 		return h
 	case "DATA":
-		d := &Data{First: n("first_index"), Fields: Fields(n("fields")), Coding: Coding(n("coding"))}
+		d := &Data{First: n("first_index"), Fields: sample.Fields(n("fields")), Coding: sample.Coding(n("coding"))}
 		for i, r := range m["records"].([]any) {
 			rm := r.(map[string]any)
-			rec := Record{Index: d.First + uint32(i), PC: goldenNum(t, rm, "pc")}
-			if d.Fields&FieldLR != 0 {
+			rec := sample.Record{Index: d.First + uint32(i), PC: goldenNum(t, rm, "pc")}
+			if d.Fields&sample.FieldLR != 0 {
 				rec.LR = goldenNum(t, rm, "lr")
 			}
-			if d.Fields&FieldExc != 0 {
+			if d.Fields&sample.FieldExc != 0 {
 				rec.Exc = uint16(goldenNum(t, rm, "exc"))
 			}
-			if d.Fields&FieldThread != 0 {
+			if d.Fields&sample.FieldThread != 0 {
 				rec.Thread = goldenNum(t, rm, "thread")
 			}
-			if d.Fields&FieldStack != 0 {
+			if d.Fields&sample.FieldStack != 0 {
 				rec.SP = goldenNum(t, rm, "sp")
 				for _, w := range rm["stack"].([]any) {
 					rec.Stack = append(rec.Stack, goldenNum(t, map[string]any{"w": w}, "w"))
@@ -103,15 +104,15 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 		}
 		return th
 	case "STACK_TOP":
-		st := &StackTop{Thread: n("thread"), Top: n("top")}
+		st := &StackTopFrame{sample.StackTop{Thread: n("thread"), Top: n("top")}}
 		for _, w := range m["words"].([]any) {
 			st.Words = append(st.Words, goldenNum(t, map[string]any{"w": w}, "w"))
 		}
 		return st
 	case "START":
-		return &Start{RateHz: n("rate_hz"), JitterPct: uint8(n("jitter_pct")), Fields: Fields(n("fields")),
-			Mode: Mode(n("mode")), Count: n("count"), DurationMS: n("duration_ms"), StackWords: uint8(n("stack_words")),
-			Coding: Coding(n("coding"))}
+		return &Start{RateHz: n("rate_hz"), JitterPct: uint8(n("jitter_pct")), Fields: sample.Fields(n("fields")),
+			Mode: sample.Mode(n("mode")), Count: n("count"), DurationMS: n("duration_ms"), StackWords: uint8(n("stack_words")),
+			Coding: sample.Coding(n("coding"))}
 	case "STOP":
 		return &Stop{}
 	case "STATUS":
@@ -192,7 +193,7 @@ func TestGoldenVectors(t *testing.T) {
 			}
 			// The decoder, fed the file one byte at a time and all at once,
 			// finds exactly the described frames.
-			fields, coding := FieldPC, CodingV10
+			fields, coding := sample.FieldPC, sample.CodingV10
 			for _, f := range want {
 				if d, ok := f.(*Data); ok {
 					fields, coding = d.Fields, d.Coding
@@ -231,21 +232,21 @@ func TestGoldenVectors(t *testing.T) {
 func TestProtocolLimits(t *testing.T) {
 	vectors := readVectors(t)
 	l := vectors.Limits
-	if l.MaxPayload != MaxPayload || l.MaxRecordBytes != MaxRecordSize || l.MaxStackRecordBytes != MaxStackRecordSize ||
-		l.StackWordsMax != MaxStackWords || l.StackRefWindow != stackRefWindow {
+	if l.MaxPayload != MaxPayload || l.MaxRecordBytes != sample.MaxRecordSize || l.MaxStackRecordBytes != sample.MaxStackRecordSize ||
+		l.StackWordsMax != sample.MaxStackWords || l.StackRefWindow != sample.StackRefWindow {
 		t.Errorf("vectors.json limits %+v; Go has MaxPayload %d, MaxRecordSize %d, MaxStackRecordSize %d, MaxStackWords %d, window %d",
-			l, MaxPayload, MaxRecordSize, MaxStackRecordSize, MaxStackWords, stackRefWindow)
+			l, MaxPayload, sample.MaxRecordSize, sample.MaxStackRecordSize, sample.MaxStackWords, sample.StackRefWindow)
 	}
-	header, err := os.ReadFile(filepath.Join("..", "firmware-sampler", "core", "tcmprof_sampler.h"))
+	header, err := os.ReadFile(filepath.Join("..", "..", "firmware-sampler", "core", "tcmprof_sampler.h"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]int{
 		"TCMP_PROTO_MAJOR": ProtoMajor, "TCMP_PROTO_MINOR": ProtoMinor, "TCMP_MAX_PAYLOAD": MaxPayload,
-		"TCMP_MAX_ENCODED": maxEncoded, "TCMP_MAX_RECORD_BYTES": MaxRecordSize, "TCMP_MAX_BUILD_ID": MaxBuildID,
-		"TCMP_MAX_STACK_RECORD_BYTES": MaxStackRecordSize, "TCMP_STACK_WORDS_MIN": MinStackWords,
-		"TCMP_STACK_WORDS_MAX": MaxStackWords, "TCMP_STACK_WORDS_DEFAULT": DefaultStackWords,
-		"TCMP_STACK_REF_WINDOW": stackRefWindow, "TCMP_MAX_JITTER_PCT": MaxJitterPct,
+		"TCMP_MAX_ENCODED": maxEncoded, "TCMP_MAX_RECORD_BYTES": sample.MaxRecordSize, "TCMP_MAX_BUILD_ID": sample.MaxBuildID,
+		"TCMP_MAX_STACK_RECORD_BYTES": sample.MaxStackRecordSize, "TCMP_STACK_WORDS_MIN": sample.MinStackWords,
+		"TCMP_STACK_WORDS_MAX": sample.MaxStackWords, "TCMP_STACK_WORDS_DEFAULT": DefaultStackWords,
+		"TCMP_STACK_REF_WINDOW": sample.StackRefWindow, "TCMP_MAX_JITTER_PCT": MaxJitterPct,
 	} {
 		m := regexp.MustCompile(`(?m)^#define ` + name + `\s+(\d+)u?\b`).FindSubmatch(header)
 		if m == nil {
@@ -258,20 +259,20 @@ func TestProtocolLimits(t *testing.T) {
 	}
 	// The worst case: every field's delta at its longest varint, and with
 	// STACK as many words as a run takes, each a 5-byte literal.
-	worst := Record{PC: 0x80000000, LR: 0x80000000, Exc: 511, Thread: 0x80000000}
-	if n := len(newRecordCoder(FieldPC|FieldLR|FieldExc|FieldThread, CodingV10).append(nil, worst)); n != MaxRecordSize {
-		t.Errorf("the worst-case record encodes to %d bytes, MaxRecordSize is %d", n, MaxRecordSize)
+	worst := sample.Record{PC: 0x80000000, LR: 0x80000000, Exc: 511, Thread: 0x80000000}
+	if n := len(sample.NewRecordCoder(sample.FieldPC|sample.FieldLR|sample.FieldExc|sample.FieldThread, sample.CodingV10).Append(nil, worst)); n != sample.MaxRecordSize {
+		t.Errorf("the worst-case record encodes to %d bytes, MaxRecordSize is %d", n, sample.MaxRecordSize)
 	}
 	worst.SP = 0x80000000
-	for range MaxStackWords {
+	for range sample.MaxStackWords {
 		worst.Stack = append(worst.Stack, 0x80000000)
 	}
-	if n := len(newRecordCoder(knownFields, CodingV10).append(nil, worst)); n != MaxStackRecordSize {
-		t.Errorf("the worst-case STACK record encodes to %d bytes, MaxStackRecordSize is %d", n, MaxStackRecordSize)
+	if n := len(sample.NewRecordCoder(sample.AllFields, sample.CodingV10).Append(nil, worst)); n != sample.MaxStackRecordSize {
+		t.Errorf("the worst-case STACK record encodes to %d bytes, MaxStackRecordSize is %d", n, sample.MaxStackRecordSize)
 	}
 	// The host's --jitter default is the one a Zephyr build of the sampler
 	// starts with from its shell.
-	kconfig, err := os.ReadFile(filepath.Join("..", "firmware-sampler", "zephyr", "Kconfig"))
+	kconfig, err := os.ReadFile(filepath.Join("..", "..", "firmware-sampler", "zephyr", "Kconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestFillDataMatchesVectors(t *testing.T) {
 		if len(datas) < 2 {
 			continue // a single frame may be short of full
 		}
-		var recs []Record
+		var recs []sample.Record
 		for _, d := range datas {
 			recs = append(recs, d.Records...)
 		}
