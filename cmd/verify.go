@@ -166,7 +166,7 @@ func readPlan(path string) (*place.Plan, error) {
 		return nil, err
 	}
 	defer f.Close()
-	p, err := linker.ReadPlanJSON(f)
+	p, err := place.ReadPlanJSON(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
