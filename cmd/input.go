@@ -19,6 +19,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/place/imageinput"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -277,7 +278,7 @@ func (o *inputOptions) loadProfile(s Streams, path string) (p *pprof.Profile, sy
 }
 
 // placeInput reads the capture against its build as report does and fills
-// the planner's input from the same build (see place.FromImage).
+// the planner's input from the same build (see imageinput.Read).
 func (o *inputOptions) placeInput(s Streams, captures []captureArg) (*place.Input, *profile.Symbolized, error) {
 	src, err := o.sources()
 	if err != nil {
@@ -293,7 +294,7 @@ func (o *inputOptions) placeInput(s Streams, captures []captureArg) (*place.Inpu
 			busyPCs[st.PC.Addr] += st.Count
 		}
 	}
-	in, warnings, err := place.FromImage(place.ImageSources{Image: sym.Image, Map: sym.Options.Map,
+	in, warnings, err := imageinput.Read(imageinput.Sources{Image: sym.Image, Map: sym.Options.Map,
 		MapPath: src.mapFile, Board: sym.Board, Analysis: sym.Analyze(), BusyPCs: busyPCs})
 	if err != nil {
 		return nil, nil, err

@@ -11,7 +11,7 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 
-	"github.com/tcmprof/tcmprof/linker"
+	"github.com/tcmprof/tcmprof/place"
 )
 
 // -o - is standard output for every command with -o; what the command
@@ -34,7 +34,7 @@ func TestOutputToStdout(t *testing.T) {
 	}
 
 	code, stdout, stderr = tcmprof(append([]string{"plan", fx.capture, "--format", "json", "-o", "-"}, build...)...)
-	plan, err := linker.ReadPlanJSON(strings.NewReader(stdout))
+	plan, err := place.ReadPlanJSON(strings.NewReader(stdout))
 	if code != 0 || err != nil || len(plan.Entries) != 2 ||
 		!strings.Contains(stderr, "busy samples covered: 300 of 300") {
 		t.Errorf("plan --format json -o -: exit %d, %v: want the plan on stdout and the summary on stderr\n%s%s", code, err, stdout, stderr)

@@ -413,7 +413,7 @@ func writePlan(put func(path string, write func(io.Writer) error) error, path, f
 		var err error
 		switch format {
 		case formatJSON:
-			return linker.WritePlanJSON(w, p)
+			return place.WritePlanJSON(w, p)
 		case formatList:
 			return linker.WriteList(w, p)
 		case formatCurve:

@@ -22,6 +22,7 @@ import (
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/place/imageinput"
 	"github.com/tcmprof/tcmprof/profile"
 )
 
@@ -303,7 +304,7 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, _, err := place.FromImage(place.ImageSources{Image: img, Map: m, MapPath: o2.mapFile, Board: board})
+		in, _, err := imageinput.Read(imageinput.Sources{Image: img, Map: m, MapPath: o2.mapFile, Board: board})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/place/imageinput"
 )
 
 // exitVerifyFailed is verify's exit code when the rebuilt image departs
@@ -75,7 +76,7 @@ func runVerify(o *verifyOptions, s Streams) error {
 	// The ITCM the plan was made for is the one to check against; the
 	// board's other regions only name memories in messages.
 	board := &elf.Board{Name: "plan", Regions: []elf.Region{{Name: "ITCM", Kind: elf.KindITCM, Start: plan.ITCMStart, Size: plan.ITCMSize}}}
-	in, warnings, err := place.FromImage(place.ImageSources{Image: img, Map: m, MapPath: src.mapFile, Board: board})
+	in, warnings, err := imageinput.Read(imageinput.Sources{Image: img, Map: m, MapPath: src.mapFile, Board: board})
 	if err != nil {
 		return err
 	}
@@ -84,12 +85,12 @@ func runVerify(o *verifyOptions, s Streams) error {
 	// and region, and are checked by their count alone.
 	var funcs []place.Func
 	for _, f := range in.Funcs {
-		if f.Pin != place.PinVeneer {
+		if f.Pin != imageinput.PinVeneer {
 			funcs = append(funcs, f)
 		}
 	}
 	rep, err := linker.Verify(plan, &linker.Image{Funcs: funcs, ITCMStart: in.ITCMStart, ITCMSize: in.ITCMSize,
-		ITCMUsed: in.ITCMUsed, Veneers: place.Veneers(img)})
+		ITCMUsed: in.ITCMUsed, Veneers: imageinput.Veneers(img)})
 	if err != nil {
 		return err
 	}
@@ -166,7 +167,7 @@ func readPlan(path string) (*place.Plan, error) {
 		return nil, err
 	}
 	defer f.Close()
-	p, err := linker.ReadPlanJSON(f)
+	p, err := place.ReadPlanJSON(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

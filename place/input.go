@@ -5,10 +5,12 @@
 // really costs in ITCM: alignment padding as GNU ld lays input sections out,
 // and the long-branch veneers that calls between flash and ITCM need.
 //
-// The package is pure: it works on Input, a plain description of one linked
-// image (functions, call edges, ITCM occupancy) and its busy samples, which
-// the elf and profile packages fill in. A Plan is data (see Plan); the linker
-// package renders it and verifies a rebuilt image against it.
+// The package is pure: it reads no files and works on Input, a plain
+// description of one linked image (functions, call edges, ITCM occupancy)
+// and its busy samples, which place/imageinput fills in from a build's
+// ELF, map and object files. A Plan is data (see Plan), kept as JSON by
+// WritePlanJSON; the linker package renders it for the build and verifies
+// a rebuilt image against it.
 package place
 
 import (
@@ -134,7 +136,8 @@ type Input struct {
 	BootCopies []string
 	BuildID    string // hex GNU build-id of the image, recorded in the Plan
 	// ICache is the board's instruction cache and FillPenalty the cycles
-	// a line fill from flash costs (sim.DefaultPenalty): with Func.Lines
+	// a line fill from flash costs (imageinput sets sim.DefaultPenalty, so
+	// the planner takes the model's figure without importing it): with Func.Lines
 	// they predict how the cache treats the code a plan leaves in flash.
 	// A zero geometry leaves the prediction out.
 	ICache      elf.CacheGeometry

@@ -281,7 +281,7 @@ func TestPlainTextObject(t *testing.T) {
 		})
 	}
 	// One .text per object: two functions claiming the same one is an
-	// integrator's mistake (FromImage gives functions that share a
+	// integrator's mistake (imageinput.Read gives functions that share a
 	// section no Section), not two candidates.
 	in := input(false)
 	in.Funcs = append(in.Funcs, Func{Key: KeyFor("", "memmove"), Symbol: "memmove", Section: ".text", Object: "lib_a-memcpy.o",

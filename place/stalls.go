@@ -27,7 +27,7 @@ const stallFollowers = 4
 // busy samples by PC, line the I-cache line size. The estimate lies in
 // [0, the function's samples]; it is 0 for code that runs from a TCM.
 func StallSamples(insns []elf.Instruction, samples map[uint32]int, line uint32) float64 {
-	total, _ := stallLines(insns, samples, line)
+	total, _ := StallLines(insns, samples, line)
 	return total
 }
 
@@ -42,8 +42,9 @@ type LineHeat struct {
 	Entries float64 `json:"entries"`
 }
 
-// stallLines is StallSamples with the estimate split by cache line.
-func stallLines(insns []elf.Instruction, samples map[uint32]int, line uint32) (float64, []LineHeat) {
+// StallLines is StallSamples with the estimate split by cache line, for
+// Func.Stalls and Func.Lines.
+func StallLines(insns []elf.Instruction, samples map[uint32]int, line uint32) (float64, []LineHeat) {
 	if len(insns) == 0 || line == 0 {
 		return 0, nil
 	}

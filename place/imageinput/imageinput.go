@@ -1,6 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package place
+// Package imageinput fills the planner's place.Input from the artefacts of
+// one build: the linked ELF (its functions, call graph and ITCM occupancy),
+// the GNU ld map (the input section, object and archive of each function),
+// the object files the map names, read from disk for their section
+// alignments, and the board (ITCM range, boot-critical symbols). Samples
+// come from profile.Analysis, so rank and plan use the same busy/idle
+// classification and per-function counts as report and diff.
+//
+// It is apart from place so that place stays a pure planner over Input:
+// what touches the file system and the ELF reader lives here.
+package imageinput
 
 import (
 	"bytes"
@@ -13,19 +23,13 @@ import (
 	"strings"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sim"
 )
 
-// This file fills an Input from real build artefacts: the linked ELF (its
-// functions, call graph and ITCM occupancy), the GNU ld map (the input
-// section, object and archive of each function), the object files the map
-// names (section alignment) and the board (ITCM range, boot-critical
-// symbols). Samples come from profile.Analysis, so rank and plan use the
-// same busy/idle classification and per-function counts as report and diff.
-
-// ImageSources are the artefacts of one build.
-type ImageSources struct {
+// Sources are the artefacts of one build.
+type Sources struct {
 	Image *elf.Image
 	// Map is the image's link map. Without it functions have no input
 	// section or object: fine for rank and verify, useless for plan.
@@ -65,10 +69,10 @@ const linkerStubs = "linker stubs"
 // ports: the code that takes the samples stays where it was measured from.
 const samplerPrefix = "tcmp_"
 
-// FromImage builds the planner's Input from src. Warnings say what could
-// only be approximated (alignments inferred because an object file could
-// not be read).
-func FromImage(src ImageSources) (*Input, []string, error) {
+// Read builds the planner's Input from src. Warnings say what could only
+// be approximated (alignments inferred because an object file could not be
+// read).
+func Read(src Sources) (*place.Input, []string, error) {
 	if src.Image == nil || src.Board == nil {
 		return nil, nil, fmt.Errorf("an image and a board are both needed")
 	}
@@ -77,7 +81,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		return nil, nil, fmt.Errorf("board %s has no ITCM region", src.Board.Name)
 	}
 	f := src.Image.File()
-	in := &Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size),
+	in := &place.Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size),
 		ICache: src.Board.ICache, FillPenalty: sim.DefaultPenalty, Shift: flashShift(f, itcm)}
 	if id, err := elf.BuildID(f); err == nil && len(id) > 0 {
 		in.BuildID = hex.EncodeToString(id)
@@ -99,8 +103,8 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		if fn.Size == 0 {
 			continue
 		}
-		pf := Func{
-			Key: KeyFor(fn.Source, fn.Name), Symbol: fn.Name,
+		pf := place.Func{
+			Key: place.KeyFor(fn.Source, fn.Name), Symbol: fn.Name,
 			Addr: fn.Addr, Size: fn.Size, Align: 2, Samples: samples[fn],
 		}
 		if r, ok := src.Board.RegionOf(fn.Addr); ok {
@@ -155,7 +159,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 			}
 		}
 		if pf.Samples > 0 && !in.InITCM(pf.Addr) && src.BusyPCs != nil {
-			pf.Stalls, pf.Lines = stallLines(elf.Instructions(src.Image.Bytes, fn.Addr, fn.Size), src.BusyPCs, src.Board.ICache.LineSize)
+			pf.Stalls, pf.Lines = place.StallLines(elf.Instructions(src.Image.Bytes, fn.Addr, fn.Size), src.BusyPCs, src.Board.ICache.LineSize)
 		}
 		in.Funcs = append(in.Funcs, pf)
 	}
@@ -173,7 +177,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 		return nil, nil, fmt.Errorf("%s: %w", src.Image.Path(), err)
 	}
 	for _, e := range append(calls, tails...) {
-		in.Edges = append(in.Edges, Edge{Caller: e.Caller, Callee: e.Callee, Site: e.Site})
+		in.Edges = append(in.Edges, place.Edge{Caller: e.Caller, Callee: e.Callee, Site: e.Site})
 	}
 	if err := in.Validate(); err != nil {
 		return nil, nil, err
@@ -183,7 +187,7 @@ func FromImage(src ImageSources) (*Input, []string, error) {
 
 // bootRoots returns the image's functions that the board names as
 // boot-critical and as ITCM copy routines.
-func bootRoots(funcs []Func, b *elf.Board, warnings []string) (roots, copies []string, _ []string) {
+func bootRoots(funcs []place.Func, b *elf.Board, warnings []string) (roots, copies []string, _ []string) {
 	for _, f := range funcs {
 		if b.IsBootCritical(f.Symbol) {
 			roots = append(roots, f.Symbol)
@@ -226,20 +230,20 @@ func itcmRegion(b *elf.Board) (elf.Region, bool) {
 // flashShift finds the ITCM code section's load image in flash and the
 // code section that follows it (the layout of the demo's linker script:
 // .itcm AT> FLASH, then .text); zero when the image has no such pair.
-func flashShift(f *goelf.File, itcm elf.Region) FlashShift {
-	var load FlashShift
+func flashShift(f *goelf.File, itcm elf.Region) place.FlashShift {
+	var load place.FlashShift
 	for _, s := range f.Sections {
-		if s.Flags&goelf.SHF_EXECINSTR == 0 || s.Size == 0 || !InRange(uint32(s.Addr), itcm.Start, itcm.Size) {
+		if s.Flags&goelf.SHF_EXECINSTR == 0 || s.Size == 0 || !place.InRange(uint32(s.Addr), itcm.Start, itcm.Size) {
 			continue
 		}
 		for _, prog := range f.Progs {
 			if prog.Type == goelf.PT_LOAD && s.Addr >= prog.Vaddr && s.Addr < prog.Vaddr+prog.Memsz && prog.Paddr != prog.Vaddr {
-				load = FlashShift{Load: uint32(prog.Paddr + s.Addr - prog.Vaddr), Size: uint32(s.Size)}
+				load = place.FlashShift{Load: uint32(prog.Paddr + s.Addr - prog.Vaddr), Size: uint32(s.Size)}
 			}
 		}
 	}
 	if load.Size == 0 {
-		return FlashShift{}
+		return place.FlashShift{}
 	}
 	end := uint64(load.Load) + uint64(load.Size)
 	var next *goelf.Section
@@ -249,18 +253,18 @@ func flashShift(f *goelf.File, itcm elf.Region) FlashShift {
 		}
 	}
 	if next == nil || next.Addr-end >= max(next.Addralign, 1) {
-		return FlashShift{} // something else lies between them
+		return place.FlashShift{} // something else lies between them
 	}
 	load.CodeStart, load.CodeAlign = uint32(next.Addr), uint32(max(next.Addralign, 1))
 	return load
 }
 
 // ITCMUsed is the bytes from start to the end of the last allocated
-// section inside [start, start+size): what Input.ITCMUsed means.
+// section inside [start, start+size): what place.Input.ITCMUsed means.
 func ITCMUsed(f *goelf.File, start, size uint32) uint32 {
 	var end uint32
 	for _, s := range f.Sections {
-		if s.Flags&goelf.SHF_ALLOC == 0 || s.Size == 0 || !InRange(uint32(s.Addr), start, size) {
+		if s.Flags&goelf.SHF_ALLOC == 0 || s.Size == 0 || !place.InRange(uint32(s.Addr), start, size) {
 			continue
 		}
 		end = max(end, uint32(min(s.Addr+s.Size-uint64(start), uint64(size))))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A firmware for place.FromImage's rules: a function in a vector-table
+ * A firmware for imageinput.Read's rules: a function in a vector-table
  * section, one whose name merely contains "vector", sampler code, two
  * functions sharing one input section, a 16-byte aligned function, a
  * function in ITCM, and calls between them (BL and a tail call).

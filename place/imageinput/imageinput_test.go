@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package place
+package imageinput
 
 import (
 	"bytes"
@@ -18,16 +18,17 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/place"
 )
 
-// TestFromImageOnDemoFirmware fills an Input from the QEMU demo firmware
+// TestReadOnDemoFirmware fills an Input from the QEMU demo firmware
 // (built by the test with arm-none-eabi-gcc) and checks it against what the
 // binutils tools say: each function's input section, size and alignment
 // against the object file's section header (the objects the archives hold,
 // compared byte for byte with the build's .o files), tail calls against
 // objdump's b.w lines, ITCM use against the script's __itcm_end, and the
 // pins.
-func TestFromImageOnDemoFirmware(t *testing.T) {
+func TestReadOnDemoFirmware(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the demo firmware")
 	}
@@ -56,7 +57,7 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, warnings, err := FromImage(ImageSources{Image: img, Map: m, MapPath: mapPath, Board: board})
+	in, warnings, err := Read(Sources{Image: img, Map: m, MapPath: mapPath, Board: board})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 		return nil
 	})
 	headers := make(map[string]map[string]*goelf.SectionHeader)
-	sectionOf := func(t *testing.T, f *Func) *goelf.SectionHeader {
+	sectionOf := func(t *testing.T, f *place.Func) *goelf.SectionHeader {
 		path := f.Object
 		if f.Archive != "" {
 			path = objects[f.Object]
@@ -130,7 +131,7 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 		}
 		checked++
 		if uint32(h.Addralign) != f.Align || uint32(h.Size) != f.Size {
-			t.Errorf("%s: section %s of %s has align %d size %d; FromImage says %d, %d", f.Symbol, f.Section, f.Object, h.Addralign, h.Size, f.Align, f.Size)
+			t.Errorf("%s: section %s of %s has align %d size %d; Read says %d, %d", f.Symbol, f.Section, f.Object, h.Addralign, h.Size, f.Align, f.Size)
 		}
 		// The fallback for unreadable objects: exact where ld padded
 		// before the section, a power of two within the address otherwise.
@@ -243,7 +244,7 @@ func TestFromImageOnDemoFirmware(t *testing.T) {
 // exclusions with what objdump shows the boot path calls: Reset_Handler,
 // what it calls up to its last BL to boot_copy, and what boot_copy calls.
 // main (called after the copy) and the kernel under it must stay plannable.
-func checkDemoBootClosure(t *testing.T, in *Input, elfPath string) {
+func checkDemoBootClosure(t *testing.T, in *place.Input, elfPath string) {
 	t.Helper()
 	bl := regexp.MustCompile(`^\s*[0-9a-f]+:\s+[0-9a-f]{4} [0-9a-f]{4}\s+bl\s+[0-9a-f]+ <([^>+]+)>$`)
 	calls := func(fn string) []string {
@@ -273,7 +274,7 @@ func checkDemoBootClosure(t *testing.T, in *Input, elfPath string) {
 	for _, c := range append(reset[:last+1], calls("boot_copy")...) {
 		want[c] = true
 	}
-	plan, err := Build(in, Options{Budget: -1, CurveBudgets: []uint32{}})
+	plan, err := place.Build(in, place.Options{Budget: -1, CurveBudgets: []uint32{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func checkDemoBootClosure(t *testing.T, in *Input, elfPath string) {
 	reason := make(map[string]string)
 	for _, x := range plan.Excluded {
 		reason[x.Symbol] = x.Reason
-		if x.Reason == ReasonBoot {
+		if x.Reason == place.ReasonBoot {
 			got[x.Symbol] = true
 		}
 	}
@@ -289,7 +290,7 @@ func checkDemoBootClosure(t *testing.T, in *Input, elfPath string) {
 		t.Errorf("boot-critical %v; objdump shows the boot path before the copy calls %v", got, want)
 	}
 	for _, name := range append(reset[last+1:], "z_ready_waiters") {
-		if reason[name] == ReasonBoot {
+		if reason[name] == place.ReasonBoot {
 			t.Errorf("%s (run after boot_copy) excluded as boot-critical", name)
 		}
 	}
@@ -308,10 +309,10 @@ func padded(m *elf.Map, s *elf.InputSection) bool {
 	return found && prevEnd < s.Addr
 }
 
-// TestFromImageRules links testdata/image/fw.c, which has one function
-// for each rule of FromImage, and checks each rule; then removes the
+// TestReadRules links testdata/image/fw.c, which has one function
+// for each rule of Read, and checks each rule; then removes the
 // object file and checks that the alignments are inferred, with warnings.
-func TestFromImageRules(t *testing.T) {
+func TestReadRules(t *testing.T) {
 	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
 		t.Skip("needs the ARM toolchain (make deps)")
 	}
@@ -330,7 +331,7 @@ func TestFromImageRules(t *testing.T) {
 			t.Fatalf("arm-none-eabi-gcc %v: %v\n%s", args, err, out)
 		}
 	}
-	load := func(t *testing.T) (*Input, []string) {
+	load := func(t *testing.T) (*place.Input, []string) {
 		img, err := elf.Open(filepath.Join(dir, "fw.elf"))
 		if err != nil {
 			t.Fatal(err)
@@ -346,7 +347,7 @@ func TestFromImageRules(t *testing.T) {
 		}
 		board := &elf.Board{Name: "test", BootCritical: []string{"Reset_Handler", "z_not_here"},
 			Regions: []elf.Region{{Name: "ITCM", Kind: elf.KindITCM, Start: 0, Size: 128 << 10}, {Name: "FLASH", Kind: elf.KindFlash, Start: 0x60000000, Size: 1 << 20}}}
-		in, warnings, err := FromImage(ImageSources{Image: img, Map: m, MapPath: filepath.Join(dir, "fw.map"), Board: board})
+		in, warnings, err := Read(Sources{Image: img, Map: m, MapPath: filepath.Join(dir, "fw.map"), Board: board})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,11 +357,11 @@ func TestFromImageRules(t *testing.T) {
 	if len(warnings) > 0 {
 		t.Errorf("warnings with the object present: %q", warnings)
 	}
-	funcs := make(map[string]*Func)
+	funcs := make(map[string]*place.Func)
 	for i := range in.Funcs {
 		funcs[in.Funcs[i].Symbol] = &in.Funcs[i]
 	}
-	get := func(name string) *Func {
+	get := func(name string) *place.Func {
 		f := funcs[name]
 		if f == nil {
 			t.Fatalf("no function %s in %v", name, funcs)
