@@ -98,7 +98,9 @@ func TestKeyForUsesTheELFCloneRule(t *testing.T) {
 
 func TestExclusions(t *testing.T) {
 	in := graphInput(false)
-	plan, err := Build(in, Options{Budget: -1, Excludes: []string{"net_*.c"}, CurveBudgets: []uint32{0, 64, 1024}})
+	// A budget of exactly hot and main: with room for rare too, the plan
+	// would take it as well (TestFillTakesTheSparseFunctions).
+	plan, err := Build(in, Options{Budget: 144, Excludes: []string{"net_*.c"}, CurveBudgets: []uint32{0, 64, 1024}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +175,45 @@ func TestBootClosureStopsAtTheCopy(t *testing.T) {
 		planned = append(planned, e.Symbol)
 	}
 	sort.Strings(planned)
-	if fmt.Sprint(planned) != "[hot ip_input main]" {
-		t.Errorf("planned %v, want main and its callees [hot ip_input main]", planned)
+	// rare, with fewer than MinSamples samples, fills the budget left.
+	if fmt.Sprint(planned) != "[hot ip_input main rare]" {
+		t.Errorf("planned %v, want main and its callees [hot ip_input main], and rare", planned)
+	}
+}
+
+// TestFillTakesTheSparseFunctions: a budget that holds every function
+// with MinSamples samples or more goes on to the sampled functions below
+// (rare, 3 samples), and the plan and its curve point say so; a budget
+// without room for them keeps the plan as it was.
+func TestFillTakesTheSparseFunctions(t *testing.T) {
+	roomy, err := Build(graphInput(false), Options{Budget: 1024, Excludes: []string{"net_*.c"}, CurveBudgets: []uint32{0, 144, 1024}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := planned(roomy); fmt.Sprint(got) != "[hot main rare]" || !roomy.Filled || roomy.MinSamples != DefaultMinSamples {
+		t.Errorf("planned %v (filled %v, min samples %d), want [hot main rare] filled at %d", got, roomy.Filled, roomy.MinSamples, DefaultMinSamples)
+	}
+	if r := reasons(roomy); r["rare"] != "" {
+		t.Errorf("rare is planned yet excluded as %q", r["rare"])
+	}
+	for _, c := range roomy.Curve {
+		if c.Budget == 1024 && c.Exact.Samples != roomy.Prediction.Samples {
+			t.Errorf("the curve at the plan's budget covers %d samples, the plan %d", c.Exact.Samples, roomy.Prediction.Samples)
+		}
+		if c.Budget == 144 && c.Exact.Functions != 2 {
+			t.Errorf("the curve at 144 B plans %d functions, want hot and main", c.Exact.Functions)
+		}
+	}
+	var out strings.Builder
+	if err := WriteSummary(&out, roomy); err != nil || !strings.Contains(out.String(), "the budget holds every function with 10 samples or more") {
+		t.Errorf("the summary does not say the plan was filled (%v):\n%s", err, out.String())
+	}
+	tight, err := Build(graphInput(false), Options{Budget: 144, Excludes: []string{"net_*.c"}, CurveBudgets: []uint32{144}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := planned(tight); fmt.Sprint(got) != "[hot main]" || tight.Filled {
+		t.Errorf("at 144 B: planned %v (filled %v), want [hot main] as planned", got, tight.Filled)
 	}
 }
 

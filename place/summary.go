@@ -35,6 +35,9 @@ func WriteSummary(w io.Writer, p *Plan) error {
 		}
 		fmt.Fprintf(w, "cycles per unit (predicted): %.0f -> %s%s\n", p.CyclesPerUnit, predictedCycles(pr, p.CyclesPerUnit), between)
 	}
+	if p.Filled {
+		fmt.Fprintf(w, "the budget holds every function with %d samples or more: the plan also takes the sampled ones below\n", p.MinSamples)
+	}
 	objective := p.Objective
 	if objective == "" {
 		objective = ObjectiveSamples
