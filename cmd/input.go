@@ -219,6 +219,28 @@ func readMix(errw io.Writer, args []captureArg) (*sample.Capture, string, error)
 	return c, "the mix", nil
 }
 
+// openInputs is the step every command that reads a build takes: find
+// the build's files (--build-dir, or the flags), read what they give (the
+// map, the devicetree's regions, the board, the idle rules), let the
+// command adjust those options (nil: no change) and open the ELF.
+func (o *inputOptions) openInputs(adjust func(*profile.Options) error) (sources, profile.Options, *elf.Image, error) {
+	var opts profile.Options
+	src, err := o.sources()
+	if err != nil {
+		return src, opts, nil, err
+	}
+	if opts, err = o.options(src); err != nil {
+		return src, opts, nil, err
+	}
+	if adjust != nil {
+		if err := adjust(&opts); err != nil {
+			return src, opts, nil, err
+		}
+	}
+	img, err := openImage(src, opts.Map)
+	return src, opts, img, err
+}
+
 // symbolize reads the captures (one, or several to mix) against the ELF
 // the flags name; adjust, when set, may change the options first.
 func (o *inputOptions) symbolize(errw io.Writer, args []captureArg, adjust func(*profile.Options) error) (*profile.Symbolized, error) {
@@ -226,20 +248,7 @@ func (o *inputOptions) symbolize(errw io.Writer, args []captureArg, adjust func(
 	if err != nil {
 		return nil, err
 	}
-	src, err := o.sources()
-	if err != nil {
-		return nil, err
-	}
-	opts, err := o.options(src)
-	if err != nil {
-		return nil, err
-	}
-	if adjust != nil {
-		if err := adjust(&opts); err != nil {
-			return nil, err
-		}
-	}
-	img, err := openImage(src, opts.Map)
+	src, opts, img, err := o.openInputs(adjust)
 	if err != nil {
 		return nil, err
 	}

@@ -142,22 +142,11 @@ func (o *simOptions) validate() error {
 }
 
 func runSim(o *simOptions, s Streams) error {
-	src, err := o.input.sources()
+	src, opts, img, err := o.input.openInputs(o.icache.apply)
 	if err != nil {
 		return err
 	}
 	if err := checkOutputs([]namedFile{{"--capture", o.capture}}, append(src.files(), namedFile{"the trace", o.trace})); err != nil {
-		return err
-	}
-	opts, err := o.input.options(src)
-	if err != nil {
-		return err
-	}
-	if err := o.icache.apply(&opts); err != nil {
-		return err
-	}
-	img, err := openImage(src, opts.Map)
-	if err != nil {
 		return err
 	}
 	cfg, err := o.config(img, opts)

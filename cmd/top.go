@@ -154,19 +154,11 @@ type topRun struct {
 }
 
 func runTop(o *topOptions, s Streams) error {
-	src, err := o.input.sources()
+	src, opts, img, err := o.input.openInputs(nil)
 	if err != nil {
 		return err
 	}
 	if err := checkOutputs([]namedFile{{"-o", o.out}, {"--raw", o.device.raw}}, src.files()); err != nil {
-		return err
-	}
-	opts, err := o.input.options(src)
-	if err != nil {
-		return err
-	}
-	img, err := openImage(src, opts.Map)
-	if err != nil {
 		return err
 	}
 	printImageWarnings(s.Err, src.elf, img, 0)
