@@ -193,50 +193,19 @@ var cfaNoRegister = map[byte]bool{0x0c: true, 0x0d: true, 0x0e: true, 0x12: true
 // restore becomes DW_CFA_same_value, the ABI's rule for a register
 // nothing saved. Instructions it cannot decode are returned unchanged.
 func restoreAsCIE(instrs []byte, cieRules map[uint64]bool) []byte {
+	ops, ok := decodeCFA(instrs)
+	if !ok {
+		return instrs
+	}
 	out := make([]byte, 0, len(instrs)+8)
 	changed := false
-	for p := 0; p < len(instrs); {
-		op := instrs[p]
-		start := p
-		p++
-		var reg uint64
-		switch op >> 6 {
-		case cfaAdvanceLoc >> 6:
-			out = append(out, op)
-			continue
-		case cfaOffset >> 6:
-			if p = skipLEB(instrs, p); p < 0 {
-				return instrs
-			}
-			out = append(out, instrs[start:p]...)
-			continue
-		case cfaRestore >> 6:
-			reg = uint64(op & 0x3f)
-		default:
-			ops, ok := cfaOperands[op]
-			if !ok {
-				return instrs
-			}
-			if op == cfaRestoreExtended {
-				var n int
-				if reg, n = readULEB(instrs[p:]); n == 0 {
-					return instrs
-				}
-				p += n
-				break
-			}
-			if p = skipOperands(instrs, p, ops); p < 0 {
-				return instrs
-			}
-			out = append(out, instrs[start:p]...)
+	for _, o := range ops {
+		if o.restore && !cieRules[o.reg] { // with a CIE rule delve restores it itself
+			out = binary.AppendUvarint(append(out, cfaSameValue), o.reg)
+			changed = true
 			continue
 		}
-		if cieRules[reg] { // delve restores the CIE's offset rule itself
-			out = append(out, instrs[start:p]...)
-			continue
-		}
-		out = binary.AppendUvarint(append(out, cfaSameValue), reg)
-		changed = true
+		out = append(out, instrs[o.start:o.end]...)
 	}
 	if !changed {
 		return instrs
@@ -245,38 +214,64 @@ func restoreAsCIE(instrs []byte, cieRules map[uint64]bool) []byte {
 }
 
 // cieRuleRegisters lists the registers a CIE's initial instructions give a
-// rule (any opcode naming a register, except the CFA's own).
+// rule (any opcode naming a register, except the CFA's own), as far as
+// they decode.
 func cieRuleRegisters(instrs []byte) map[uint64]bool {
 	regs := map[uint64]bool{}
-	for p := 0; p < len(instrs); {
-		op := instrs[p]
-		p++
-		switch op >> 6 {
-		case cfaAdvanceLoc >> 6:
-			continue
-		case cfaOffset >> 6, cfaRestore >> 6:
-			regs[uint64(op&0x3f)] = true
-			if op>>6 == cfaOffset>>6 {
-				if p = skipLEB(instrs, p); p < 0 {
-					return regs
-				}
-			}
-			continue
-		}
-		ops, ok := cfaOperands[op]
-		if !ok {
-			return regs
-		}
-		if len(ops) > 0 && ops[0] == 'u' && !cfaNoRegister[op] {
-			if reg, n := readULEB(instrs[p:]); n > 0 {
-				regs[reg] = true
-			}
-		}
-		if p = skipOperands(instrs, p, ops); p < 0 {
-			return regs
+	ops, _ := decodeCFA(instrs)
+	for _, o := range ops {
+		if o.hasReg {
+			regs[o.reg] = true
 		}
 	}
 	return regs
+}
+
+// cfaOp is one decoded call-frame instruction, instrs[start:end].
+type cfaOp struct {
+	start, end int
+	reg        uint64 // the register it gives a rule, if hasReg
+	hasReg     bool
+	restore    bool // DW_CFA_restore or DW_CFA_restore_extended
+}
+
+// decodeCFA splits call-frame instructions into instructions; ok is false
+// if an opcode is unknown or runs past the end, and ops then holds those
+// before it.
+func decodeCFA(instrs []byte) (ops []cfaOp, ok bool) {
+	for p := 0; p < len(instrs); {
+		op := instrs[p]
+		o := cfaOp{start: p}
+		p++
+		switch op >> 6 {
+		case cfaAdvanceLoc >> 6:
+		case cfaOffset >> 6:
+			o.reg, o.hasReg = uint64(op&0x3f), true
+			if p = skipLEB(instrs, p); p < 0 {
+				return ops, false
+			}
+		case cfaRestore >> 6:
+			o.reg, o.hasReg, o.restore = uint64(op&0x3f), true, true
+		default:
+			operands, known := cfaOperands[op]
+			if !known {
+				return ops, false
+			}
+			if len(operands) > 0 && operands[0] == 'u' && !cfaNoRegister[op] {
+				reg, n := readULEB(instrs[p:])
+				if n == 0 {
+					return ops, false
+				}
+				o.reg, o.hasReg, o.restore = reg, true, op == cfaRestoreExtended
+			}
+			if p = skipOperands(instrs, p, operands); p < 0 {
+				return ops, false
+			}
+		}
+		o.end = p
+		ops = append(ops, o)
+	}
+	return ops, true
 }
 
 // skipOperands returns the offset after operands ops (cfaOperands' form)
