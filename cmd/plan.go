@@ -18,6 +18,7 @@ import (
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
+	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sim"
 )
@@ -279,19 +280,25 @@ func runPlan(o *planOptions, s Streams) error {
 		return err
 	}
 	if len(o.captures) > 1 {
-		return o.writeWorkloadGains(summary, plan)
+		return o.writeWorkloadGains(summary, plan, sym)
 	}
 	return nil
 }
 
 // writeWorkloadGains says, for each capture of a mix, what share of its
 // own busy samples the plan moves into ITCM: what each workload gains.
-func (o *planOptions) writeWorkloadGains(w io.Writer, plan *place.Plan) error {
+// Each capture is symbolized against the image and options the mix was
+// (mix), not the build opened again.
+func (o *planOptions) writeWorkloadGains(w io.Writer, plan *place.Plan, mix *profile.Symbolized) error {
 	fmt.Fprintln(w, "\nby workload (busy samples of each capture in the planned functions):")
 	for _, a := range o.captures {
-		sym, err := o.input.symbolize(io.Discard, []captureArg{a}, nil)
+		c, err := sample.ReadFile(a.path)
 		if err != nil {
 			return err
+		}
+		sym, err := profile.Symbolize(c, mix.Image, mix.Options)
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.path, err)
 		}
 		busy, moved := 0, 0
 		for _, st := range sym.Stacks {
