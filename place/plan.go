@@ -252,13 +252,12 @@ func Build(in *Input, opt Options) (*Plan, error) {
 	}
 	fill.MinSamples = plan.MinSamples
 	fill.Filled = true
-	curve := slices.Clone(plan.Curve)
-	for i := range curve {
-		if curve[i].Budget == plan.Budget {
-			curve[i] = fill.Curve[0]
+	for i := range plan.Curve {
+		if plan.Curve[i].Budget == plan.Budget {
+			plan.Curve[i] = fill.Curve[0]
 		}
 	}
-	fill.Curve = curve
+	fill.Curve = plan.Curve
 	return fill, nil
 }
 
