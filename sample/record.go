@@ -430,23 +430,29 @@ func (c *RecordCoder) Read(b []byte) (Record, int, error) {
 	return r, in.off, nil
 }
 
+// readStackHead reads what both codings' STACK parts begin with: SP as a
+// delta from the previous record's, and the number of words copied.
+func (c *RecordCoder) readStackHead(in *varints, r *Record) (words uint32, err error) {
+	v, err := in.next()
+	if err != nil {
+		return 0, err
+	}
+	r.SP = c.prev.SP + uint32(unzigzag(v))
+	if words, err = in.next(); err != nil {
+		return 0, err
+	}
+	if words > MaxStackWords {
+		return 0, errStackWords
+	}
+	return words, nil
+}
+
 // readStack decodes the STACK part of r (protocol §3).
 func (c *RecordCoder) readStack(in *varints, r *Record) error {
 	next := in.next
-	v, err := next()
-	if err != nil {
+	words, err := c.readStackHead(in, r)
+	if err != nil || words == 0 {
 		return err
-	}
-	r.SP = c.prev.SP + uint32(unzigzag(v))
-	words, err := next()
-	if err != nil {
-		return err
-	}
-	if words > MaxStackWords {
-		return errStackWords
-	}
-	if words == 0 {
-		return nil
 	}
 	back, err := next()
 	if err != nil {
@@ -495,20 +501,9 @@ func (c *RecordCoder) readStack(in *varints, r *Record) error {
 
 // readThreadStack decodes the STACK part of r in CodingV12 (protocol §3).
 func (c *RecordCoder) readThreadStack(in *varints, r *Record) error {
-	v, err := in.next()
-	if err != nil {
+	words, err := c.readStackHead(in, r)
+	if err != nil || words == 0 {
 		return err
-	}
-	r.SP = c.prev.SP + uint32(unzigzag(v))
-	words, err := in.next()
-	if err != nil {
-		return err
-	}
-	if words > MaxStackWords {
-		return errStackWords
-	}
-	if words == 0 {
-		return nil
 	}
 	common, err := in.next()
 	if err != nil {
