@@ -120,6 +120,13 @@ const (
 	// PCs, a stack against the previous record of its thread, the words
 	// the two share below the reference's top as one count.
 	CodingV12 Coding = 1
+	// CodingV14 (protocol 1.4): the coding state runs on from one DATA
+	// frame to the next (key frames start it again): the PC against the
+	// nearest of the last 32 PCs, the thread as its place among the
+	// recent ones, a stack in runs against its thread's last stack
+	// whatever frame that came in, literal words against the nearest of
+	// 32 candidates (see coding14.go).
+	CodingV14 Coding = 2
 )
 
 func (c Coding) String() string {
@@ -128,6 +135,8 @@ func (c Coding) String() string {
 		return "1.0"
 	case CodingV12:
 		return "1.2"
+	case CodingV14:
+		return "1.4"
 	}
 	return fmt.Sprintf("coding %d", uint8(c))
 }
@@ -152,6 +161,8 @@ type RecordCoder struct {
 	count  int
 	// pcs are the last pcSlots PCs, the newest first (CodingV12).
 	pcs [pcSlots]uint32
+	// v14 is CodingV14's state, which outlives a DATA frame.
+	v14 v14State
 }
 
 // NewRecordCoder codes a sequence of records of fields with coding.
@@ -215,6 +226,9 @@ func (c *RecordCoder) nearestPC(pc uint32) uint64 {
 // Append appends r coded against the records before it and makes it one
 // of them. The Index is not coded: records are consecutive.
 func (c *RecordCoder) Append(b []byte, r Record) []byte {
+	if c.coding == CodingV14 {
+		return c.appendV14(b, r)
+	}
 	prev := &c.prev
 	if c.coding == CodingV12 {
 		b = binary.AppendUvarint(b, c.nearestPC(r.PC))
@@ -377,6 +391,9 @@ func (v *varints) nextPC() (uint64, error) {
 // one of them and returns it with the number of bytes read. Its Index is
 // left 0: the sequence's first index is not coded, the caller numbers it.
 func (c *RecordCoder) Read(b []byte) (Record, int, error) {
+	if c.coding == CodingV14 {
+		return c.readV14(b)
+	}
 	var r Record
 	prev := &c.prev
 	in := &varints{b: b}

@@ -304,6 +304,7 @@ static struct {
 	uint32_t capacity; /* records */
 	uint32_t limit;    /* samples the run takes; 0 = 2^32 */
 	uint32_t released; /* records below this index are sent (stream) */
+	uint32_t stream_batch; /* a stream sends once this many records wait */
 	/* Received bytes of the current segment; overflow marks a segment
 	 * too long to be a command, answered when its 0x00 arrives. */
 	uint8_t rx[TCMP_MAX_ENCODED];
@@ -312,6 +313,12 @@ static struct {
 	uint8_t cmd[TCMP_MAX_PAYLOAD];
 	struct tcmp_frame out;
 	struct tcmp_data_enc enc;
+	/* Coding V14's chain: its state, the index after the last DATA frame's
+	 * records, and the frames sent since the chain's key frame (0: the
+	 * next frame is a key). */
+	struct tcmp_v14 v14;
+	uint32_t chain_next;
+	uint32_t chain_frames;
 	uint8_t wire[TCMP_MAX_ENCODED + 2u];
 } core;
 
@@ -460,20 +467,28 @@ static struct tcmp_record record_at(uint32_t i)
 
 /*
  * Encodes records [first, end) into one DATA frame, as many as the room
- * rule lets in (tcmp_data_add), and sends it. Returns the number sent.
+ * rule lets in (tcmp_data_add), and sends it. Returns the number sent. In
+ * coding V14 the frame continues the chain of the frame before when it
+ * takes the records after it, but every TCMP_V14_KEY_INTERVAL-th is a key
+ * frame, so that a frame the transport loses costs at most the frames up
+ * to the next key.
  */
 static uint32_t send_data(uint32_t first, uint32_t end)
 {
 	struct tcmp_data_enc *e = &core.enc;
 	uint32_t i = first;
+	int continues = core.chain_frames != 0 && core.chain_frames < TCMP_V14_KEY_INTERVAL &&
+			first == core.chain_next;
 
-	tcmp_data_begin(e, &core.out, core.fields, core.coding, first);
+	tcmp_data_begin(e, &core.out, core.fields, core.coding, first, &core.v14, continues);
 	for (; i != end; i++) {
 		struct tcmp_record r = record_at(i);
 		if (!tcmp_data_add(e, &r))
 			break;
 	}
 	tcmp_data_finish(e);
+	core.chain_next = i;
+	core.chain_frames = continues ? core.chain_frames + 1u : 1u;
 	send();
 	return i - first;
 }
@@ -648,11 +663,15 @@ uint8_t tcmp_start(const struct tcmp_start_args *a)
 	core.stack_words = (uint8_t)stack_words;
 	/* A coding this core does not know is the 1.0 one, as a 1.1 core
 	 * ignores the byte; HEADER tells the host which. */
-	core.coding = a->coding == TCMP_CODING_V12 ? TCMP_CODING_V12 : TCMP_CODING_V10;
+	core.coding = a->coding == TCMP_CODING_V12 || a->coding == TCMP_CODING_V14 ? a->coding : TCMP_CODING_V10;
+	core.chain_frames = 0;
 	core.mean_ticks = mean;
 	core.capacity = capacity;
 	core.limit = limit;
 	core.released = 0;
+	/* A quarter of the ring at most, so that a STACK run's small ring has
+	 * room while a batch goes out. */
+	core.stream_batch = capacity / 4u < TCMP_STREAM_BATCH ? capacity / 4u + 1u : TCMP_STREAM_BATCH;
 	core.state = TCMP_STATE_RUNNING;
 
 	isr.rng = next_random(isr.rng);
@@ -697,7 +716,7 @@ void tcmp_poll(void)
 		return;
 	}
 	if (core.mode == TCMP_MODE_STREAM)
-		stream_out(TCMP_STREAM_BATCH);
+		stream_out(core.stream_batch);
 }
 
 static void handle_drain(const uint8_t *body, size_t len)
@@ -718,6 +737,7 @@ static void handle_drain(const uint8_t *body, size_t len)
 		return;
 	}
 	send_header();
+	core.chain_frames = 0; /* a DRAIN answer starts with a key frame */
 	for (uint32_t i = from; i != end;)
 		i += send_data(i, end);
 	send_threads();

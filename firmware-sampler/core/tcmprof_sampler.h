@@ -106,12 +106,13 @@ extern "C" {
 #endif
 
 /*
- * Stream mode sends a DATA frame once this many records are waiting (and
- * everything that is left when the run ends). Larger = less framing
- * overhead, more latency.
+ * Stream mode sends DATA frames once this many records are waiting, at
+ * most a quarter of the ring (and everything that is left when the run
+ * ends). Larger = less framing overhead, more latency: 256 fills a frame
+ * of PC records (about 230 at 2.2 bytes).
  */
 #ifndef TCMP_STREAM_BATCH
-#define TCMP_STREAM_BATCH 128u
+#define TCMP_STREAM_BATCH 256u
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -119,7 +120,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define TCMP_PROTO_MAJOR 1u
-#define TCMP_PROTO_MINOR 3u
+#define TCMP_PROTO_MINOR 4u
 #define TCMP_SAMPLER_VERSION_MAJOR 0u
 #define TCMP_SAMPLER_VERSION_MINOR 2u
 #define TCMP_SAMPLER_VERSION_PATCH 0u
@@ -154,6 +155,17 @@ extern "C" {
  * last record (1.2). */
 #define TCMP_CODING_V10 0u
 #define TCMP_CODING_V12 1u
+/* V14 (1.4): the coding state runs on from one DATA frame to the next until
+ * a key frame starts it again, every TCMP_V14_KEY_INTERVAL-th frame; the PC
+ * against the nearest of the last 32, the thread by its place among the
+ * last 8, a stack in runs against its thread's last one, literal words
+ * against the nearest of 64 candidates. */
+#define TCMP_CODING_V14 2u
+#define TCMP_V14_KEY_INTERVAL 16u
+/* Worst-case V14 record: PC 6, LR 5, EXC 2, THREAD 6; with STACK also SP 5,
+ * the word count 1, one run pair 2 and 64 literals of 6 bytes. */
+#define TCMP_MAX_RECORD_BYTES_V14 19u
+#define TCMP_MAX_STACK_RECORD_BYTES_V14 411u
 /* How far back (in records of the same DATA frame) a stack may refer. */
 #define TCMP_STACK_REF_WINDOW 16u
 /* Worst-case encoded record with STACK: the other fields (17), SP (5), the

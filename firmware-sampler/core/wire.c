@@ -174,7 +174,7 @@ void tcmp_encode_reply(struct tcmp_frame *f, uint8_t command, uint8_t status)
 #define DATA_COUNT_AT 5u
 
 void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint8_t coding,
-		     uint32_t first)
+		     uint32_t first, struct tcmp_v14 *v14, int continues)
 {
 	e->f = f;
 	e->fields = fields;
@@ -182,9 +182,15 @@ void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fiel
 	e->count = 0;
 	e->prev = (struct tcmp_record){0};
 	memset(e->pcs, 0, sizeof e->pcs);
+	e->v14 = v14;
 	tcmp_frame_begin(f, TCMP_FRAME_DATA);
 	tcmp_frame_u32(f, first);
 	tcmp_frame_u16(f, 0);
+	if (coding == TCMP_CODING_V14) {
+		if (!continues)
+			memset(v14, 0, sizeof *v14);
+		tcmp_frame_u8(f, continues ? 1u : 0u);
+	}
 }
 
 /* Halfword delta of two PCs, as a signed 32-bit value in a uint32_t. */
@@ -368,10 +374,236 @@ static size_t code_thread_stack(uint8_t *out, const struct tcmp_data_enc *e, con
 	return len;
 }
 
+/* ---- Coding V14 (protocol.md §3, coding 2) ---- */
+
+static size_t put_varint64(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80u) {
+		out[n++] = (uint8_t)(v | 0x80u);
+		v >>= 7;
+	}
+	out[n++] = (uint8_t)v;
+	return n;
+}
+
+/* The smallest of zigzag(d_j) << bits | j over the candidates, where d_j is
+ * v minus candidate j (halved for PCs): the nearest, the lowest-numbered of
+ * equally near ones. */
+static uint64_t nearest_code(uint32_t v, int half, const uint32_t *cand, uint32_t bits)
+{
+	uint64_t best = ~(uint64_t)0;
+	for (uint32_t j = 0; j < (1u << bits); j++) {
+		uint32_t d = v - cand[j];
+		if (half)
+			d = halfword_delta(v, cand[j]);
+		uint64_t code = (uint64_t)tcmp_zigzag(d) << bits | j;
+		if (code < best)
+			best = code;
+	}
+	return best;
+}
+
+/* The j-th newest value of a ring of 2^bits (head the newest). */
+static uint32_t ring_at(const uint32_t *ring, uint8_t head, uint32_t j, uint32_t bits)
+{
+	return ring[(head - j) & ((1u << bits) - 1u)];
+}
+
+/* The candidates of the ring in order, the newest first. */
+static void ring_order(uint32_t *out, const uint32_t *ring, uint8_t head, uint32_t from, uint32_t bits)
+{
+	for (uint32_t j = from; j < (1u << bits); j++)
+		out[j] = ring_at(ring, head, j - from, bits);
+}
+
+/* r's thread and mode as V14 keeps stacks: the thread (0 without THREAD)
+ * and handler mode (never without EXC). */
+static uint32_t v14_thread(const struct tcmp_data_enc *e, const struct tcmp_record *r)
+{
+	return (e->fields & TCMP_FIELD_THREAD) ? r->thread : 0u;
+}
+
+static uint32_t v14_handler(const struct tcmp_data_enc *e, const struct tcmp_record *r)
+{
+	return (e->fields & TCMP_FIELD_EXC) && (r->exc & 0x1FFu) != 0;
+}
+
+/* The place (in ref_order) of the newest kept stack of r's thread and mode,
+ * with overlap: also whose words overlap r's. -1 when there is none. */
+static int v14_kept(const struct tcmp_data_enc *e, const struct tcmp_record *r, int overlap)
+{
+	const struct tcmp_v14 *s = e->v14;
+	for (int i = 0; i < s->n_refs; i++) {
+		const struct tcmp_v14_stack *k = &s->refs[s->ref_order[i]];
+		if (k->thread != v14_thread(e, r) || k->handler != v14_handler(e, r))
+			continue;
+		if (!overlap || ((uint64_t)k->sp < (uint64_t)r->sp + 4u * r->n &&
+				 (uint64_t)r->sp < (uint64_t)k->sp + 4u * k->n))
+			return i;
+	}
+	return -1;
+}
+
+static const struct tcmp_v14_stack *v14_ref(const struct tcmp_v14 *s, int place)
+{
+	return place < 0 ? NULL : &s->refs[s->ref_order[place]];
+}
+
+/* The word of ref at address addr, when ref covers it. */
+static int v14_word(const struct tcmp_v14_stack *ref, uint32_t addr, uint32_t *word)
+{
+	if (ref == NULL)
+		return 0;
+	uint32_t off = addr - ref->sp;
+	if (off >= 4u * ref->n)
+		return 0;
+	*word = ref->words[off / 4u];
+	return 1;
+}
+
+static int v14_same(const struct tcmp_record *r, uint32_t i, const struct tcmp_v14_stack *ref)
+{
+	uint32_t w;
+	return v14_word(ref, r->sp + 4u * i, &w) && w == r->stack[i];
+}
+
+/* 1 + the place of thread among the recent threads, 0 when it is not. */
+static uint32_t v14_thread_place(const struct tcmp_v14 *s, uint32_t thread)
+{
+	for (uint32_t i = 0; i < s->n_threads; i++)
+		if (s->threads[i] == thread)
+			return i + 1u;
+	return 0;
+}
+
+/* The STACK part: SP against last's, n, then runs against the overlapping
+ * reference, each literal against the nearest of its 64 candidates (the
+ * reference's word, the word before, the last 62 literals). Pushes the
+ * literals on the ring. */
+static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r,
+			const struct tcmp_v14_stack *last, const struct tcmp_v14_stack *ref)
+{
+	struct tcmp_v14 *s = e->v14;
+	uint32_t cand[1u << TCMP_V14_LIT_BITS];
+	size_t len = tcmp_put_varint(out, tcmp_zigzag(r->sp - (last != NULL ? last->sp : s->prev.sp)));
+	len += tcmp_put_varint(out + len, r->n);
+	uint32_t i = 0;
+	while (i < r->n) {
+		uint32_t same = 0, diff = 0;
+		while (i + same < r->n && v14_same(r, i + same, ref))
+			same++;
+		while (i + same + diff < r->n && !v14_same(r, i + same + diff, ref))
+			diff++;
+		len += tcmp_put_varint(out + len, same);
+		len += tcmp_put_varint(out + len, diff);
+		for (uint32_t k = i + same; k < i + same + diff; k++) {
+			cand[0] = 0;
+			v14_word(ref, r->sp + 4u * k, &cand[0]);
+			cand[1] = k != 0 ? r->stack[k - 1] : 0u;
+			ring_order(cand, s->lits, s->lit_head, 2, TCMP_V14_LIT_BITS);
+			len += put_varint64(out + len, nearest_code(r->stack[k], 0, cand, TCMP_V14_LIT_BITS));
+			s->lit_head = (uint8_t)((s->lit_head + 1u) & ((1u << TCMP_V14_LIT_BITS) - 1u));
+			s->lits[s->lit_head] = r->stack[k];
+		}
+		i += same + diff;
+	}
+	return len;
+}
+
+/* r in V14: PC, EXC, THREAD, LR, STACK. Changes only the literal ring. */
+static size_t v14_code(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r)
+{
+	struct tcmp_v14 *s = e->v14;
+	uint32_t cand[1u << TCMP_V14_PC_BITS];
+	ring_order(cand, s->pcs, s->pc_head, 0, TCMP_V14_PC_BITS);
+	size_t len = put_varint64(out, nearest_code(r->pc, 1, cand, TCMP_V14_PC_BITS));
+	if (e->fields & TCMP_FIELD_EXC)
+		len += tcmp_put_varint(out + len, r->exc & 0x1FFu);
+	if (e->fields & TCMP_FIELD_THREAD) {
+		uint32_t place = v14_thread_place(s, r->thread);
+		len += tcmp_put_varint(out + len, place);
+		if (place == 0)
+			len += tcmp_put_varint(out + len, tcmp_zigzag(r->thread - s->prev.thread));
+	}
+	const struct tcmp_v14_stack *last = NULL;
+	if (e->fields & TCMP_FIELD_STACK)
+		last = v14_ref(s, v14_kept(e, r, 0));
+	if (e->fields & TCMP_FIELD_LR)
+		len += tcmp_put_varint(out + len, tcmp_zigzag(r->lr - (last != NULL ? last->lr : s->prev.lr)));
+	if (e->fields & TCMP_FIELD_STACK)
+		len += v14_stack(out + len, e, r, last, v14_ref(s, v14_kept(e, r, 1)));
+	return len;
+}
+
+/* After r went into the frame: its thread the newest, its stack kept in
+ * place of its reference (or of the oldest), its PC on the ring. */
+static void v14_commit(struct tcmp_data_enc *e, const struct tcmp_record *r)
+{
+	struct tcmp_v14 *s = e->v14;
+	if (e->fields & TCMP_FIELD_THREAD) {
+		uint32_t i = v14_thread_place(s, r->thread);
+		if (i == 0) {
+			i = s->n_threads < TCMP_V14_THREADS ? s->n_threads + 1u : TCMP_V14_THREADS;
+			if (s->n_threads < TCMP_V14_THREADS)
+				s->n_threads++;
+		}
+		memmove(&s->threads[1], &s->threads[0], (i - 1u) * sizeof s->threads[0]);
+		s->threads[0] = r->thread;
+	}
+	if (e->fields & TCMP_FIELD_STACK) {
+		int place = v14_kept(e, r, 1);
+		if (place < 0) {
+			if (s->n_refs < TCMP_V14_REFS) {
+				s->ref_order[s->n_refs] = s->n_refs;
+				s->n_refs++;
+			}
+			place = s->n_refs - 1;
+		}
+		uint8_t slot = s->ref_order[place];
+		memmove(&s->ref_order[1], &s->ref_order[0], (size_t)place);
+		s->ref_order[0] = slot;
+		struct tcmp_v14_stack *k = &s->refs[slot];
+		k->thread = v14_thread(e, r);
+		k->handler = v14_handler(e, r);
+		k->lr = r->lr;
+		k->sp = r->sp;
+		k->n = r->n;
+		if (r->n != 0)
+			memcpy(k->words, r->stack, r->n * sizeof k->words[0]);
+	}
+	s->pc_head = (uint8_t)((s->pc_head + 1u) & ((1u << TCMP_V14_PC_BITS) - 1u));
+	s->pcs[s->pc_head] = r->pc;
+	s->prev = *r;
+}
+
+/* V14's tcmp_data_add: the record if it fits, and the state after it. */
+static int v14_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
+{
+	struct tcmp_v14 *s = e->v14;
+	const int stack = (e->fields & TCMP_FIELD_STACK) != 0;
+	uint8_t lit_head = s->lit_head;
+	if (stack)
+		memcpy(e->lits_saved, s->lits, sizeof s->lits);
+	size_t len = v14_code(e->scratch, e, r);
+	if (len > tcmp_frame_room(e->f)) {
+		if (stack)
+			memcpy(s->lits, e->lits_saved, sizeof s->lits);
+		s->lit_head = lit_head;
+		return 0;
+	}
+	tcmp_frame_bytes(e->f, e->scratch, len);
+	v14_commit(e, r);
+	e->count++;
+	return 1;
+}
+
 int tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
 {
 	struct tcmp_frame *f = e->f;
 	const int stack = (e->fields & TCMP_FIELD_STACK) != 0;
+	if (e->coding == TCMP_CODING_V14)
+		return v14_add(e, r);
 	if (!stack && tcmp_frame_room(f) < TCMP_MAX_RECORD_BYTES)
 		return 0;
 	uint8_t *out = e->scratch;

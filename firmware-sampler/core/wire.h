@@ -107,13 +107,40 @@ struct tcmp_stack_ref {
 };
 
 /*
+ * The state of coding V14, which outlives a DATA frame (protocol.md §3,
+ * coding 2): rings of the last PCs and literal stack words, the recent
+ * threads, and the last stack of up to TCMP_V14_REFS threads and modes,
+ * copied (a stream releases the records it sent). About 2.7 KB.
+ */
+#define TCMP_V14_PC_BITS 5u
+#define TCMP_V14_LIT_BITS 6u
+#define TCMP_V14_THREADS 8u
+#define TCMP_V14_REFS 8u
+struct tcmp_v14_stack {
+	uint32_t thread, handler, lr, sp, n;
+	uint32_t words[TCMP_STACK_WORDS_MAX];
+};
+struct tcmp_v14 {
+	uint32_t pcs[1u << TCMP_V14_PC_BITS];
+	uint32_t lits[1u << TCMP_V14_LIT_BITS];
+	uint8_t pc_head, lit_head, n_threads, n_refs;
+	uint32_t threads[TCMP_V14_THREADS];     /* the newest first */
+	uint8_t ref_order[TCMP_V14_REFS];       /* indices into refs, the newest first */
+	struct tcmp_v14_stack refs[TCMP_V14_REFS];
+	struct tcmp_record prev;                /* pc, lr, exc, thread, sp of the last record */
+};
+
+/*
  * DATA: begin, then add records until tcmp_data_add() says the frame is
  * full, then finish (writes the record count). Each record is coded
- * against records before it in the same frame (coding, TCMP_CODING_*): a
- * stack against one of the TCMP_STACK_REF_WINDOW before it, in V12 the PC
- * against one of the last TCMP_PC_SLOTS.
+ * against records before it (coding, TCMP_CODING_*): in V10 and V12 in the
+ * same frame, a stack against one of the TCMP_STACK_REF_WINDOW before it,
+ * in V12 the PC against one of the last TCMP_PC_SLOTS; in V14 against the
+ * state v14, which a key frame (continues 0) clears and a continuing frame
+ * takes as the frame before left it.
  */
 #define TCMP_PC_SLOTS 4u
+#define TCMP_SCRATCH_BYTES TCMP_MAX_STACK_RECORD_BYTES_V14
 struct tcmp_data_enc {
 	struct tcmp_frame *f;
 	uint8_t fields, coding;
@@ -121,16 +148,18 @@ struct tcmp_data_enc {
 	struct tcmp_record prev;
 	uint32_t pcs[TCMP_PC_SLOTS]; /* the last PCs of the frame, the newest first */
 	struct tcmp_stack_ref refs[TCMP_STACK_REF_WINDOW]; /* record count - r at [(count - r) % W] */
-	uint8_t scratch[TCMP_MAX_STACK_RECORD_BYTES];
+	struct tcmp_v14 *v14;
+	uint32_t lits_saved[1u << TCMP_V14_LIT_BITS]; /* V14's literal ring before the record being added */
+	uint8_t scratch[TCMP_SCRATCH_BYTES];
 };
 void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint8_t coding,
-		     uint32_t first);
+		     uint32_t first, struct tcmp_v14 *v14, int continues);
 /*
  * Adds r and returns 1 if the frame has room for it, else returns 0 and
- * leaves the frame as it was. The room rule (protocol.md, DATA): without
- * STACK a record is added while one of the worst case
- * (TCMP_MAX_RECORD_BYTES) still fits, whatever r needs; with STACK while r
- * itself fits.
+ * leaves the frame (and the V14 state) as it was. The room rule
+ * (protocol.md, DATA): in V10 and V12 without STACK a record is added
+ * while one of the worst case (TCMP_MAX_RECORD_BYTES) still fits, whatever
+ * r needs; with STACK, and in V14, while r itself fits.
  */
 int tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r);
 void tcmp_data_finish(struct tcmp_data_enc *e);

@@ -89,10 +89,12 @@ static void test_header_with_build_id(void)
 static void data_frames_coded(uint8_t fields, uint8_t coding, uint32_t first, const struct tcmp_record *r,
 			      size_t n)
 {
+	static struct tcmp_v14 v14;
 	size_t i = 0;
-	while (i < n) {
+	for (uint32_t frames = 0; i < n; frames++) {
 		struct tcmp_data_enc e;
-		tcmp_data_begin(&e, &frame, fields, coding, first + (uint32_t)i);
+		tcmp_data_begin(&e, &frame, fields, coding, first + (uint32_t)i, &v14,
+				frames % TCMP_V14_KEY_INTERVAL != 0);
 		for (; i < n && tcmp_data_add(&e, &r[i]); i++)
 			;
 		tcmp_data_finish(&e);
@@ -241,43 +243,94 @@ static void test_stack_data_frames(void)
 	expect_file("data_stack_fill.bin", built, built_len);
 }
 
-/* Protocol 1.2's record coding: gen.py's *_v12 vectors. */
-static void test_v12_data_frames(void)
+/* gen.py's v12_stack: the eight STACK records, then thread A shallower
+ * (two words above record 5's top), thread B deeper. The records keep
+ * their thread ids also without the THREAD field, as the ISR stores them:
+ * the encoder must not use them then. */
+static void v12_stack_records(struct tcmp_record *s)
 {
-	static const uint32_t pcs[] = {0x60001234u, 0x00000100u, 0x60001238u, 0x00000100u,
-				       0x60800000u, 0x6000123cu, 0x60800010u, 0x00000104u,
-				       0x60001234u, 0x80000000u, 0xfffffffeu, 0x60001234u};
-	struct tcmp_record r[12];
-	for (size_t i = 0; i < 12; i++)
-		r[i] = (struct tcmp_record){.pc = pcs[i]};
-	built_len = 0;
-	data_frames_coded(TCMP_FIELD_PC, TCMP_CODING_V12, 0, r, 12);
-	expect_file("data_pc_v12.bin", built, built_len);
-
-	built_len = 0;
-	data_frames_coded(0x0F, TCMP_CODING_V12, 1000, mixed, 5);
-	expect_file("data_all_fields_v12.bin", built, built_len);
-
-	/* gen.py's v12_stack: the eight STACK records, then thread A
-	 * shallower (two words above record 5's top), thread B deeper. The
-	 * records keep their thread ids also without the THREAD field, as
-	 * the ISR stores them: the encoder must not use them then. */
 	static const uint32_t shallow[10] = {0x6000200bu, 0x20208c34u, 0x2020198cu, 0x00000020u, 0x60002f41u,
 					     0xaaaaaaaau, 0x20201ff8u, 0x6000b387u, 0x20201fe0u, 0x60000101u};
 	static const uint32_t deeper[7] = {0x00000002u, 0x60003301u, 0x00000001u, 0x60003201u,
 					   0x20203f40u, 0x6000b387u, 0};
-	struct tcmp_record s[10];
 	stack_records(s);
 	s[8] = (struct tcmp_record){.pc = 0x60001008u, .lr = 0x60001235u, .thread = 0x20001000u, .sp = 0x20201f90u,
 				    .n = 10, .stack = shallow};
 	s[9] = (struct tcmp_record){.pc = 0x60003004u, .lr = 0x60003101u, .thread = 0x20003400u, .sp = 0x20203ef8u,
 				    .n = 7, .stack = deeper};
+}
+
+static const uint32_t coded_pcs[] = {0x60001234u, 0x00000100u, 0x60001238u, 0x00000100u,
+				     0x60800000u, 0x6000123cu, 0x60800010u, 0x00000104u,
+				     0x60001234u, 0x80000000u, 0xfffffffeu, 0x60001234u};
+
+/* The vectors of a record coding that 1.0 has not: data_pc_<v>.bin,
+ * data_stack_<v>.bin and data_stack_pc_lr_<v>.bin. */
+static void coded_data_frames(uint8_t coding, const char *v)
+{
+	char name[64];
+	struct tcmp_record r[12];
+	for (size_t i = 0; i < 12; i++)
+		r[i] = (struct tcmp_record){.pc = coded_pcs[i]};
 	built_len = 0;
-	data_frames_coded(0x1F, TCMP_CODING_V12, 20, s, 10);
-	expect_file("data_stack_v12.bin", built, built_len);
+	data_frames_coded(TCMP_FIELD_PC, coding, 0, r, 12);
+	snprintf(name, sizeof name, "data_pc_%s.bin", v);
+	expect_file(name, built, built_len);
+
+	struct tcmp_record s[10];
+	v12_stack_records(s);
 	built_len = 0;
-	data_frames_coded(TCMP_FIELD_PC | TCMP_FIELD_LR | TCMP_FIELD_STACK, TCMP_CODING_V12, 0, s, 10);
-	expect_file("data_stack_pc_lr_v12.bin", built, built_len);
+	data_frames_coded(0x1F, coding, 20, s, 10);
+	snprintf(name, sizeof name, "data_stack_%s.bin", v);
+	expect_file(name, built, built_len);
+	built_len = 0;
+	data_frames_coded(TCMP_FIELD_PC | TCMP_FIELD_LR | TCMP_FIELD_STACK, coding, 0, s, 10);
+	snprintf(name, sizeof name, "data_stack_pc_lr_%s.bin", v);
+	expect_file(name, built, built_len);
+}
+
+/* Protocol 1.2's record coding: gen.py's *_v12 vectors. */
+static void test_v12_data_frames(void)
+{
+	coded_data_frames(TCMP_CODING_V12, "v12");
+	built_len = 0;
+	data_frames_coded(0x0F, TCMP_CODING_V12, 1000, mixed, 5);
+	expect_file("data_all_fields_v12.bin", built, built_len);
+}
+
+/* Protocol 1.4's record coding: gen.py's *_v14 vectors, among them a
+ * chain of frames whose stacks refer to stacks of the frames before. */
+static void test_v14_data_frames(void)
+{
+	coded_data_frames(TCMP_CODING_V14, "v14");
+	struct tcmp_record m[10];
+	for (size_t i = 0; i < 5; i++) {
+		m[i] = mixed[i];
+		m[9 - i] = mixed[i];
+	}
+	built_len = 0;
+	data_frames_coded(0x0F, TCMP_CODING_V14, 1000, m, 10);
+	expect_file("data_all_fields_v14.bin", built, built_len);
+
+	/* gen.py's chain: v12_stack 30 times, the n-th time with its PCs 2n
+	 * up and its two lowest stack words n up. */
+	static struct tcmp_record chain[300];
+	static uint32_t words[300][TCMP_STACK_WORDS_MAX];
+	struct tcmp_record s[10];
+	v12_stack_records(s);
+	for (uint32_t n = 0; n < 30; n++) {
+		for (uint32_t k = 0; k < 10; k++) {
+			struct tcmp_record *c = &chain[10 * n + k];
+			*c = s[k];
+			c->pc += 2u * n;
+			for (uint32_t j = 0; j < c->n; j++)
+				words[10 * n + k][j] = s[k].stack[j] + (j < 2 ? n : 0u);
+			c->stack = words[10 * n + k];
+		}
+	}
+	built_len = 0;
+	data_frames_coded(0x1F, TCMP_CODING_V14, 0, chain, 300);
+	expect_file("data_stack_chain_v14.bin", built, built_len);
 }
 
 static void test_header_of_a_stack_run(void)
@@ -455,18 +508,21 @@ static void test_drain_replays(void)
 	expect_file("drain_all_fields.bin", got, got_n);
 }
 
-/* A host asks for the 1.2 coding in START's byte 7 (cmd_start_v12.bin);
- * the HEADER says the run uses it and the DATA frames are coded so. */
-static void test_drain_replay_v12(void)
+/* A host asks for a coding in START's byte 7 (cmd_start_<v>.bin); the
+ * HEADER says the run uses it and the DATA frames are coded so
+ * (drain_pc_<v>.bin): n samples of sample_at, the START's count. */
+static void drain_replay_coded(uint8_t coding, const char *v, uint32_t n_samples)
 {
+	char name[64];
 	struct tcmp_port_config cfg = fake_config;
 	cfg.build_id = build_id;
 	cfg.build_id_len = sizeof build_id;
 	fake_reset(&cfg);
-	size_t n = load("cmd_start_v12.bin");
+	snprintf(name, sizeof name, "cmd_start_%s.bin", v);
+	size_t n = load(name);
 	tcmp_rx(golden, n);
 	port.out_len = 0; /* the START reply */
-	for (uint32_t i = 0; i < 610; i++) {
+	for (uint32_t i = 0; i < n_samples + 10u; i++) {
 		uint32_t pc, lr, xpsr, thread;
 		sample_at(i, &pc, &lr, &xpsr, &thread);
 		fake_sample(pc, lr, xpsr);
@@ -474,21 +530,43 @@ static void test_drain_replay_v12(void)
 	tcmp_poll();
 	struct tcmp_status st;
 	tcmp_get_status(&st);
-	CHECK_EQ_U(st.coding, TCMP_CODING_V12);
+	CHECK_EQ_U(st.coding, coding);
+	CHECK_EQ_U(st.stored, n_samples);
 	n = load("cmd_drain_all.bin");
 	tcmp_rx(golden, n);
 	static uint8_t got[1 << 16];
 	size_t got_n = port.out_len;
 	memcpy(got, port.out, got_n);
-	expect_file("drain_pc_v12.bin", got, got_n);
+	snprintf(name, sizeof name, "drain_pc_%s.bin", v);
+	expect_file(name, got, got_n);
+}
+
+static void test_drain_replay_v12(void)
+{
+	drain_replay_coded(TCMP_CODING_V12, "v12", 600);
 
 	/* A coding the core does not know is the 1.0 one, as on a 1.1 core. */
-	fake_reset(&cfg);
+	struct tcmp_status st;
+	fake_reset(&fake_config);
 	uint8_t b[16] = {0x10, 0x27, 0, 0, 25, TCMP_FIELD_PC, TCMP_MODE_SNAPSHOT, 7, 0x58, 0x02};
 	fake_command(TCMP_CMD_START, b, sizeof b);
 	tcmp_get_status(&st);
 	CHECK_EQ_U(st.state, TCMP_STATE_RUNNING);
 	CHECK_EQ_U(st.coding, TCMP_CODING_V10);
+}
+
+/* 1.4: a DRAIN answer starts a chain with a key frame and starts it again
+ * every TCMP_V14_KEY_INTERVAL frames; repeated, the answer is the same. */
+static void test_drain_replay_v14(void)
+{
+	drain_replay_coded(TCMP_CODING_V14, "v14", 6000);
+	static uint8_t first[1 << 16];
+	size_t first_n = port.out_len;
+	memcpy(first, port.out, first_n);
+	port.out_len = 0;
+	size_t n = load("cmd_drain_all.bin");
+	tcmp_rx(golden, n);
+	CHECK(port.out_len == first_n && memcmp(port.out, first, first_n) == 0);
 }
 
 /* Feeds a golden command file; returns the single REPLY's status. */
@@ -605,6 +683,8 @@ const struct test_case golden_tests[] = {
 	{"golden/drain_replays", test_drain_replays},
 	{"golden/v12_data_frames", test_v12_data_frames},
 	{"golden/drain_replay_v12", test_drain_replay_v12},
+	{"golden/v14_data_frames", test_v14_data_frames},
+	{"golden/drain_replay_v14", test_drain_replay_v14},
 	{"golden/commands", test_commands},
 	{"golden/mixed_stream_is_answered", test_mixed_stream_is_answered},
 	{NULL, NULL},

@@ -3,6 +3,7 @@
 package device
 
 import (
+	"errors"
 	"github.com/tcmprof/tcmprof/sample"
 	"math/rand/v2"
 	"reflect"
@@ -67,10 +68,11 @@ func frameAll(t *testing.T, fields sample.Fields, coding sample.Coding, recs []s
 	t.Helper()
 	d := NewDecoder(fields)
 	d.SetCoding(coding)
+	w := NewDataWriter(fields, coding)
 	var got []sample.Record
 	size := 0
 	for first := 0; first < len(recs); {
-		data := FillData(uint32(first), fields, coding, recs[first:])
+		data := w.Fill(uint32(first), recs[first:])
 		w, err := EncodeFrame(data)
 		if err != nil {
 			t.Fatal(err)
@@ -86,9 +88,10 @@ func frameAll(t *testing.T, fields sample.Fields, coding sample.Coding, recs []s
 	return got, size
 }
 
-// Both codings bring back every record exactly, for every field set; on
+// Every coding brings back every record exactly, for every field set; on
 // records with hot code in a few places and stacks that keep their outer
-// frames, the 1.2 coding is the smaller, with and without stacks.
+// frames, each newer coding is smaller than the one before, with and
+// without stacks.
 func TestCodingsRoundTrip(t *testing.T) {
 	recs := codingWorkload(3000, 7)
 	for _, fields := range []sample.Fields{sample.FieldPC, sample.FieldPC | sample.FieldLR, sample.FieldPC | sample.FieldExc, sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread,
@@ -110,8 +113,8 @@ func TestCodingsRoundTrip(t *testing.T) {
 			}
 			want[i] = w
 		}
-		var size [2]int
-		for i, coding := range []sample.Coding{sample.CodingV10, sample.CodingV12} {
+		var size [3]int
+		for i, coding := range []sample.Coding{sample.CodingV10, sample.CodingV12, sample.CodingV14} {
 			got, n := frameAll(t, fields, coding, want)
 			if !reflect.DeepEqual(got, want) {
 				for j := range got {
@@ -123,9 +126,60 @@ func TestCodingsRoundTrip(t *testing.T) {
 			}
 			size[i] = n
 		}
-		t.Logf("%v: %.2f bytes per record in 1.0, %.2f in 1.2", fields, float64(size[0])/float64(len(recs)), float64(size[1])/float64(len(recs)))
-		if size[1] >= size[0] {
-			t.Errorf("%v: 1.2 coding takes %d bytes, 1.0 %d", fields, size[1], size[0])
+		t.Logf("%v: %.2f bytes per record in 1.0, %.2f in 1.2, %.2f in 1.4", fields,
+			float64(size[0])/float64(len(recs)), float64(size[1])/float64(len(recs)), float64(size[2])/float64(len(recs)))
+		if size[1] >= size[0] || size[2] >= size[1] {
+			t.Errorf("%v: bytes in codings 1.0, 1.2, 1.4: %v", fields, size)
 		}
+	}
+}
+
+// A lost frame in the coding of 1.4 costs the frames that continue its
+// coding, up to the next key frame, and nothing else: each of them is a
+// bad frame (ErrBrokenChain), and the key frame and those after it read
+// record for record.
+func TestCodingV14LostFrame(t *testing.T) {
+	recs := codingWorkload(3000, 11)
+	for i := range recs {
+		recs[i].Index = uint32(i)
+	}
+	w := NewDataWriter(sample.AllFields, sample.CodingV14)
+	var frames []*Data
+	for first := 0; first < len(recs); {
+		d := w.Fill(uint32(first), recs[first:])
+		frames = append(frames, d)
+		first += len(d.Records)
+	}
+	if len(frames) < 2*sample.V14KeyInterval {
+		t.Fatalf("only %d frames", len(frames))
+	}
+	const lost = 3
+	dec := NewDecoder(sample.AllFields)
+	dec.SetCoding(sample.CodingV14)
+	for i, f := range frames {
+		if i == lost {
+			continue
+		}
+		evs := dec.Feed(mustEncode(t, f))
+		if len(evs) != 1 {
+			t.Fatalf("frame %d: %d events", i, len(evs))
+		}
+		wantKey := i%sample.V14KeyInterval == 0
+		if f.Continues == wantKey {
+			t.Fatalf("frame %d: continues %v", i, f.Continues)
+		}
+		if i > lost && i < sample.V14KeyInterval {
+			if !errors.Is(evs[0].Err, ErrBrokenChain) {
+				t.Errorf("frame %d after the lost one: %+v", i, evs[0])
+			}
+			continue
+		}
+		got, ok := evs[0].Frame.(*Data)
+		if !ok || !reflect.DeepEqual(got.Records, f.Records) {
+			t.Fatalf("frame %d: %+v", i, evs[0])
+		}
+	}
+	if st := dec.Stats(); st.BadFrames != sample.V14KeyInterval-lost-1 {
+		t.Errorf("%d bad frames, want %d", st.BadFrames, sample.V14KeyInterval-lost-1)
 	}
 }

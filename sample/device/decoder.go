@@ -21,9 +21,10 @@ type Event struct {
 type Decoder struct {
 	fields    sample.Fields
 	coding    sample.Coding
-	seg       []byte // the segment since the last 0x00
-	candidate bool   // seg may still be a frame: it started at a 0x00 and is short enough
-	payload   []byte // scratch for COBS decoding
+	chain     dataChain // CodingV14's state between DATA frames
+	seg       []byte    // the segment since the last 0x00
+	candidate bool      // seg may still be a frame: it started at a 0x00 and is short enough
+	payload   []byte    // scratch for COBS decoding
 	stats     sample.DecodeStats
 	events    []Event
 }
@@ -115,7 +116,7 @@ func (d *Decoder) endSegment() {
 	if d.candidate {
 		p, ok := decodeCOBS(d.payload[:0], d.seg)
 		if ok && len(p) >= minPayload && len(p) <= MaxPayload {
-			f, err := ParsePayload(p, d.fields, d.coding)
+			f, err := parsePayload(p, d.fields, d.coding, &d.chain)
 			if err == nil {
 				d.stats.Frames++
 				if h, ok := f.(*HeaderFrame); ok {

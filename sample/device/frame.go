@@ -22,7 +22,7 @@ import (
 // sizes) are package sample's.
 const (
 	ProtoMajor = 1
-	ProtoMinor = 3
+	ProtoMinor = 4
 
 	// MaxPayload is the largest payload (type ‖ body ‖ crc) of a frame.
 	MaxPayload = 512
@@ -90,10 +90,17 @@ type Frame interface {
 
 // Data is a DATA frame: Records are numbered First, First+1, ...
 type Data struct {
-	First   uint32
-	Fields  sample.Fields // the run's fields; not on the wire, the decoder supplies them
-	Coding  sample.Coding // the run's record coding; not on the wire either
-	Records []sample.Record
+	First  uint32
+	Fields sample.Fields // the run's fields; not on the wire, the decoder supplies them
+	Coding sample.Coding // the run's record coding; not on the wire either
+	// Continues says the records are coded against the state the DATA
+	// frame that ends at First left (CodingV14); false for a key frame,
+	// which starts the coding again, and in older codings.
+	Continues bool
+	Records   []sample.Record
+	// start is the coding state before the first record of a frame that
+	// continues (a DataWriter's).
+	start *sample.RecordCoder
 }
 
 // EndReason says why an END was sent.
@@ -237,18 +244,53 @@ func (h *HeaderFrame) appendBody(b []byte) []byte {
 	return append(b, h.StackWords)
 }
 
-// FillData is the device's fill rule (protocol.md): the DATA frame of the
-// records at the start of recs, numbered from first, that a device sends
-// together. Without FieldStack it adds records while a worst-case record
-// (MaxRecordSize) still fits in the payload; with FieldStack while the
-// next record itself fits. The rest go in later frames.
+// FillData is the device's fill rule (protocol.md) for one frame that
+// starts a chain: the DATA frame of the records at the start of recs,
+// numbered from first, that a device sends together. The rest go in
+// later frames (see DataWriter).
 func FillData(first uint32, fields sample.Fields, coding sample.Coding, recs []sample.Record) *Data {
+	return NewDataWriter(fields, coding).Fill(first, recs)
+}
+
+// DataWriter frames the records of a run one DATA frame after another as
+// a device does: in CodingV14 a frame continues the coding of the one
+// before when it takes the records after it, except every
+// sample.V14KeyInterval-th, which is a key frame again.
+type DataWriter struct {
+	fields sample.Fields
+	coding sample.Coding
+	coder  *sample.RecordCoder // the state after the last frame (CodingV14)
+	next   uint32              // the index after the last frame's records
+	chain  int                 // frames since the last key frame, 0 before any
+}
+
+// NewDataWriter frames records of fields in coding.
+func NewDataWriter(fields sample.Fields, coding sample.Coding) *DataWriter {
+	return &DataWriter{fields: fields, coding: coding}
+}
+
+// Fill is the next DATA frame: the records at the start of recs,
+// numbered from first, that the fill rule (protocol.md) puts in it.
+// Without FieldStack in codings 0 and 1 it adds records while a
+// worst-case record (MaxRecordSize) still fits in the payload; with
+// FieldStack, and in CodingV14, while the next record itself fits.
+func (w *DataWriter) Fill(first uint32, recs []sample.Record) *Data {
+	d := &Data{First: first, Fields: w.fields, Coding: w.coding}
 	size := 1 + 4 + 2 + 4 // type, first index, count, CRC
-	c := sample.NewRecordCoder(fields, coding)
+	c := sample.NewRecordCoder(w.fields, w.coding)
+	if w.coding == sample.CodingV14 {
+		size++ // the key byte
+		d.Continues = w.chain != 0 && w.chain < sample.V14KeyInterval && first == w.next
+		if d.Continues {
+			start := *w.coder
+			d.start, c = &start, w.coder
+		}
+	}
+	fitsAny := w.fields&sample.FieldStack != 0 || w.coding == sample.CodingV14
 	var scratch []byte
 	n := 0
 	for ; n < len(recs); n++ {
-		if fields&sample.FieldStack == 0 && size+sample.MaxRecordSize > MaxPayload {
+		if !fitsAny && size+sample.MaxRecordSize > MaxPayload {
 			break
 		}
 		saved := *c
@@ -259,17 +301,39 @@ func FillData(first uint32, fields sample.Fields, coding sample.Coding, recs []s
 		}
 		size += len(scratch)
 	}
-	return &Data{First: first, Fields: fields, Coding: coding, Records: recs[:n]}
+	d.Records = recs[:n]
+	if w.coding == sample.CodingV14 {
+		w.coder, w.next = c, first+uint32(n)
+		w.chain++
+		if !d.Continues {
+			w.chain = 1
+		}
+	}
+	return d
 }
 
 func (d *Data) appendBody(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, d.First)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(d.Records)))
 	c := sample.NewRecordCoder(d.Fields, d.Coding)
+	if d.Coding == sample.CodingV14 {
+		b = append(b, boolByte(d.Continues))
+		if d.Continues {
+			start := *d.start
+			c = &start
+		}
+	}
 	for _, r := range d.Records {
 		b = c.Append(b, r)
 	}
 	return b
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 func (e *End) appendBody(b []byte) []byte {
@@ -330,14 +394,36 @@ var (
 	// ErrNewerProtocol is wrapped by the error for a HEADER of a newer
 	// protocol major version, which this host must not misread.
 	ErrNewerProtocol = errors.New("newer protocol")
+	// ErrBrokenChain is the error for a DATA frame that continues the
+	// coding of records this host did not read (CodingV14: a frame
+	// before it was lost); the records up to the next key frame are lost
+	// with it.
+	ErrBrokenChain = errors.New("DATA frame continues the coding of records that did not arrive")
 )
+
+// dataChain is CodingV14's state between the DATA frames of a chain: the
+// coder as the last frame read left it and the index after its records.
+type dataChain struct {
+	coder *sample.RecordCoder
+	next  uint32
+}
 
 // ParsePayload decodes one frame payload (type ‖ body ‖ crc, after COBS).
 // fields and coding say how DATA records are coded; the wire does not
 // repeat them.
 // A body longer than its type defines is accepted (minor versions append);
 // a shorter one is an error.
+// A DATA frame that continues the coding of an earlier one (CodingV14)
+// cannot be read alone: ParsePayload answers ErrBrokenChain (a Decoder
+// reads it).
 func ParsePayload(p []byte, fields sample.Fields, coding sample.Coding) (Frame, error) {
+	return parsePayload(p, fields, coding, nil)
+}
+
+// parsePayload is ParsePayload with the chain a continuing DATA frame
+// needs (nil: none); a DATA frame read in CodingV14 leaves its state in
+// chain.
+func parsePayload(p []byte, fields sample.Fields, coding sample.Coding, chain *dataChain) (Frame, error) {
 	if len(p) < minPayload {
 		return nil, ErrShortPayload
 	}
@@ -349,7 +435,7 @@ func ParsePayload(p []byte, fields sample.Fields, coding sample.Coding) (Frame, 
 		return nil, ErrCRC
 	}
 	t, body := FrameType(p[0]), p[1:n]
-	f, err := parseBody(t, body, fields, coding)
+	f, err := parseBody(t, body, fields, coding, chain)
 	if err != nil {
 		return nil, fmt.Errorf("%v frame: %w", t, err)
 	}
@@ -400,7 +486,7 @@ func (r *bodyReader) bytes(n int) []byte { return append([]byte(nil), r.take(n).
 
 var errShortBody = errors.New("body too short")
 
-func parseBody(t FrameType, body []byte, fields sample.Fields, coding sample.Coding) (Frame, error) {
+func parseBody(t FrameType, body []byte, fields sample.Fields, coding sample.Coding, chain *dataChain) (Frame, error) {
 	r := &bodyReader{b: body}
 	var f Frame
 	switch t {
@@ -433,8 +519,22 @@ func parseBody(t FrameType, body []byte, fields sample.Fields, coding sample.Cod
 		if k == 0 {
 			return nil, errors.New("no records")
 		}
-		d.Records = make([]sample.Record, 0, min(k, len(r.b)))
 		c := sample.NewRecordCoder(fields, coding)
+		if coding == sample.CodingV14 {
+			d.Continues = r.u8() != 0
+			if r.bad {
+				break
+			}
+			if d.Continues {
+				if chain == nil || chain.coder == nil || chain.next != d.First {
+					return nil, ErrBrokenChain
+				}
+				start := *chain.coder
+				d.start, c = &start, chain.coder
+				chain.coder = nil // broken until this frame reads in full
+			}
+		}
+		d.Records = make([]sample.Record, 0, min(k, len(r.b)))
 		for i := 0; i < k; i++ {
 			rec, n, err := c.Read(r.b)
 			if err != nil {
@@ -443,6 +543,9 @@ func parseBody(t FrameType, body []byte, fields sample.Fields, coding sample.Cod
 			r.b = r.b[n:]
 			rec.Index = d.First + uint32(i)
 			d.Records = append(d.Records, rec)
+		}
+		if chain != nil && coding == sample.CodingV14 {
+			chain.coder, chain.next = c, d.First+uint32(k)
 		}
 		f = d
 	case TypeEnd:

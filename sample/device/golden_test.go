@@ -90,6 +90,7 @@ func goldenFrame(t *testing.T, m map[string]any) Frame {
 		if len(d.Records) != int(n("count")) {
 			t.Fatalf("DATA vector count %d with %d records", n("count"), len(d.Records))
 		}
+		d.Continues = m["continues"] == true
 		return d
 	case "END":
 		return &End{Reason: EndReason(n("reason")), First: n("first_index"), Next: n("end_index"),
@@ -139,6 +140,25 @@ type goldenVectors struct {
 	Files []goldenFile `json:"files"`
 }
 
+// chainData gives a DATA frame f that continues the coding of the frames
+// before it (CodingV14) the state they left in chain, and returns the
+// state f leaves.
+func chainData(f Frame, chain *sample.RecordCoder) *sample.RecordCoder {
+	d, ok := f.(*Data)
+	if !ok || d.Coding != sample.CodingV14 {
+		return chain
+	}
+	next := sample.NewRecordCoder(d.Fields, d.Coding)
+	if d.Continues {
+		start := *chain
+		d.start, next = &start, chain
+	}
+	for _, r := range d.Records {
+		next.Append(nil, r)
+	}
+	return next
+}
+
 // readVectors reads vectors.json. A missing file fails the test: the
 // vectors are checked in, and without them the C/Go cross-check proves
 // nothing.
@@ -171,8 +191,10 @@ func TestGoldenVectors(t *testing.T) {
 			}
 			var want []Frame
 			var wire []byte // the frames as this package encodes them
+			var chain *sample.RecordCoder
 			for _, m := range gf.Frames {
 				f := goldenFrame(t, m)
+				chain = chainData(f, chain)
 				want = append(want, f)
 				enc := mustEncode(t, f)
 				wire = append(wire, enc...)
@@ -247,6 +269,8 @@ func TestProtocolLimits(t *testing.T) {
 		"TCMP_MAX_STACK_RECORD_BYTES": sample.MaxStackRecordSize, "TCMP_STACK_WORDS_MIN": sample.MinStackWords,
 		"TCMP_STACK_WORDS_MAX": sample.MaxStackWords, "TCMP_STACK_WORDS_DEFAULT": DefaultStackWords,
 		"TCMP_STACK_REF_WINDOW": sample.StackRefWindow, "TCMP_MAX_JITTER_PCT": MaxJitterPct,
+		"TCMP_MAX_RECORD_BYTES_V14": sample.MaxRecordSizeV14, "TCMP_MAX_STACK_RECORD_BYTES_V14": sample.MaxStackRecordSizeV14,
+		"TCMP_V14_KEY_INTERVAL": sample.V14KeyInterval,
 	} {
 		m := regexp.MustCompile(`(?m)^#define ` + name + `\s+(\d+)u?\b`).FindSubmatch(header)
 		if m == nil {
@@ -270,6 +294,18 @@ func TestProtocolLimits(t *testing.T) {
 	if n := len(sample.NewRecordCoder(sample.AllFields, sample.CodingV10).Append(nil, worst)); n != sample.MaxStackRecordSize {
 		t.Errorf("the worst-case STACK record encodes to %d bytes, MaxStackRecordSize is %d", n, sample.MaxStackRecordSize)
 	}
+	// In the coding of 1.4 a bad case follows a record of another thread:
+	// a new thread, and literals 2^26 from every candidate (64 words cannot
+	// all be 2^28 apart, which the 6-byte bound allows for).
+	c := sample.NewRecordCoder(sample.AllFields, sample.CodingV14)
+	c.Append(nil, sample.Record{PC: 0x80000000, LR: 0x80000000, Exc: 1, Thread: 0x80000000, SP: 0x80000000})
+	worst = sample.Record{LR: 0x1, Exc: 511, Thread: 0, SP: 0x1}
+	for i := range sample.MaxStackWords {
+		worst.Stack = append(worst.Stack, uint32(i*37%64)<<26)
+	}
+	if n := len(c.Append(nil, worst)); n > sample.MaxStackRecordSizeV14 || n < 5*sample.MaxStackWords {
+		t.Errorf("a bad-case 1.4 STACK record encodes to %d bytes, MaxStackRecordSizeV14 is %d", n, sample.MaxStackRecordSizeV14)
+	}
 	// The host's --jitter default is the one a Zephyr build of the sampler
 	// starts with from its shell.
 	kconfig, err := os.ReadFile(filepath.Join("..", "..", "firmware-sampler", "zephyr", "Kconfig"))
@@ -285,8 +321,8 @@ func TestProtocolLimits(t *testing.T) {
 	}
 }
 
-// FillData splits the records of every multi-frame DATA vector exactly as
-// the spec's generator does.
+// A DataWriter splits the records of every multi-frame DATA vector
+// exactly as the spec's generator does, key frames and continuing ones.
 func TestFillDataMatchesVectors(t *testing.T) {
 	checked := 0
 	for _, gf := range readVectors(t).Files {
@@ -300,11 +336,14 @@ func TestFillDataMatchesVectors(t *testing.T) {
 			continue // a single frame may be short of full
 		}
 		var recs []sample.Record
+		var chain *sample.RecordCoder
 		for _, d := range datas {
 			recs = append(recs, d.Records...)
+			chain = chainData(d, chain)
 		}
+		w := NewDataWriter(datas[0].Fields, datas[0].Coding)
 		for i, d := range datas[:len(datas)-1] { // the last frame holds what is left
-			got := FillData(d.First, d.Fields, d.Coding, recs)
+			got := w.Fill(d.First, recs)
 			if !reflect.DeepEqual(got, d) {
 				t.Errorf("%s: frame %d: FillData puts %d records in it, the vector %d", gf.File, i, len(got.Records), len(d.Records))
 			}

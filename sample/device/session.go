@@ -482,11 +482,15 @@ func (s *Session) Start(ctx context.Context, st Start) error {
 	if h.State != sample.StateIdle {
 		return fmt.Errorf("the sampler is %v with %d records of an earlier %v run; drain them with --attach first", h.State, h.Stored-h.HeldFrom, h.Mode)
 	}
-	// A 1.2 device codes records the 1.2 way when asked; an older one
-	// ignores the byte. A stream's first DATA may come before any HEADER,
-	// so the decoder is told which to expect now.
+	// A 1.2 device codes records the 1.2 way when asked, a 1.4 device
+	// the 1.4 way; an older one ignores the byte. A stream's first DATA
+	// may come before any HEADER, so the decoder is told which to expect
+	// now.
 	st.Coding = sample.CodingV10
-	if h.ProtoMinor >= 2 {
+	switch {
+	case h.ProtoMinor >= 4:
+		st.Coding = sample.CodingV14
+	case h.ProtoMinor >= 2:
 		st.Coding = sample.CodingV12
 	}
 	s.dec.SetFields(st.Fields)

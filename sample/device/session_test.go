@@ -340,7 +340,9 @@ func TestStartRefusals(t *testing.T) {
 
 // A noisy stream: what is lost cannot be asked for again (the device
 // released it), so the capture names it as missing and is not resumable;
-// everything that did arrive is exact.
+// everything that did arrive is exact. In the coding of 1.4 a damaged
+// frame takes the frames that continue its coding with it, up to the next
+// key frame: exactly those are missing.
 func TestStreamNoisyLine(t *testing.T) {
 	d := newDevice(4096, devicetest.Faults{Seed: 11, CorruptOut: 0.003, MaxChunk: 5})
 	s, _ := openSession(t, d, fastTimeouts())
@@ -353,7 +355,14 @@ func TestStreamNoisyLine(t *testing.T) {
 	if uint64(len(c.Records))+c.MissingCount() != 6000 || c.Header.Stored != 6000 || c.Header.State != sample.StateIdle {
 		t.Errorf("%d records + %d missing, header %+v", len(c.Records), c.MissingCount(), c.Header)
 	}
-	t.Logf("%d records, %d missing in %d ranges; damaged frames %d", len(c.Records), c.MissingCount(), len(c.Missing), len(d.Damaged()))
+	var lost uint64
+	for _, r := range d.Damaged() {
+		lost += uint64(r.Len())
+	}
+	if c.Header.Coding != sample.CodingV14 || c.MissingCount() != lost {
+		t.Errorf("coding %v: %d records missing, the device damaged or cut off the chains of %d", c.Header.Coding, c.MissingCount(), lost)
+	}
+	t.Logf("%d records, %d missing in %d ranges; damaged frames and those continuing them %d", len(c.Records), c.MissingCount(), len(c.Missing), len(d.Damaged()))
 }
 
 func TestNewerProtocolRefused(t *testing.T) {
@@ -521,15 +530,16 @@ func waitForStored(t *testing.T, d *devicetest.Device, n uint32) {
 	}
 }
 
-// A 1.2 host asks a 1.2 device for the 1.2 record coding and reads it; a
-// 1.1 device (which ignores the request and reports coding 0) is read in
-// the coding of 1.0. Both runs come back record for record.
+// A host asks a 1.4 device for the 1.4 record coding and a 1.2 or 1.3
+// device for the 1.2 one, and reads it; a 1.1 device (which ignores the
+// request and reports coding 0) is read in the coding of 1.0. Every run
+// comes back record for record.
 func TestCodingNegotiated(t *testing.T) {
 	fields := sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack
 	for _, tt := range []struct {
 		minor uint8
 		want  sample.Coding
-	}{{1, sample.CodingV10}, {2, sample.CodingV12}} {
+	}{{1, sample.CodingV10}, {2, sample.CodingV12}, {3, sample.CodingV12}, {4, sample.CodingV14}} {
 		for _, mode := range []sample.Mode{sample.ModeSnapshot, sample.ModeStream} {
 			d := newDevice(1024, devicetest.Faults{})
 			d.ProtoMinor = tt.minor

@@ -353,8 +353,13 @@ func FuzzDecoder(f *testing.F) {
 			}
 			// Every frame found re-encodes and decodes to itself.
 			df, coding := sample.FieldPC, sample.CodingV10
+			var chain dataChain
 			if dd, ok := ev.Frame.(*Data); ok {
 				df, coding = dd.Fields, dd.Coding
+				if dd.Continues { // it reads only after the frame before it
+					start := *dd.start
+					chain = dataChain{coder: &start, next: dd.First}
+				}
 			}
 			w, err := EncodeFrame(ev.Frame)
 			if err != nil {
@@ -368,6 +373,7 @@ func FuzzDecoder(f *testing.F) {
 			}
 			rd := NewDecoder(df)
 			rd.SetCoding(coding)
+			rd.chain = chain
 			evs := rd.Feed(w)
 			if len(evs) != 1 || !reflect.DeepEqual(evs[0].Frame, ev.Frame) {
 				t.Fatalf("frame %+v does not survive re-encoding (% x)", ev.Frame, hex.EncodeToString(w))

@@ -36,7 +36,8 @@ MAX_PAYLOAD = 512
 MAX_RECORD = 17
 STACK_WORDS_MAX = 64
 STACK_REF_WINDOW = 16
-CODING_V10, CODING_V12 = 0, 1
+CODING_V10, CODING_V12, CODING_V14 = 0, 1, 2
+V14_KEY_INTERVAL = 16
 PC_SLOTS = 4
 # the other fields (17), SP (5), n and ref (1 each), one run pair (2), K literals of 5
 MAX_STACK_RECORD = 17 + 5 + 1 + 1 + 2 + 5 * STACK_WORDS_MAX
@@ -126,11 +127,11 @@ def zigzag(d):
 
 def header(state, mode, fields, jitter, cpu_hz, timer_hz, mean, capacity,
            taken, dropped, stored, held_from, build_id=b"", stack_words=0, coding=CODING_V10):
-    body = struct.pack("<BBBBBBBBBB", 1, 3, 0, 2, 0, state, mode, fields, jitter, coding)
+    body = struct.pack("<BBBBBBBBBB", 1, 4, 0, 2, 0, state, mode, fields, jitter, coding)
     body += struct.pack("<IIIIIIII", cpu_hz, timer_hz, mean, capacity, taken, dropped, stored, held_from)
     body += bytes([len(build_id)]) + build_id + bytes([stack_words])
     p = payload(HEADER, body)
-    desc = {"type": "HEADER", "proto_major": 1, "proto_minor": 3, "sampler_version": [0, 2, 0], "coding": coding,
+    desc = {"type": "HEADER", "proto_major": 1, "proto_minor": 4, "sampler_version": [0, 2, 0], "coding": coding,
             "state": state, "mode": mode, "fields": fields, "jitter_pct": jitter,
             "cpu_hz": cpu_hz, "timer_hz": timer_hz, "mean_interval_ticks": mean,
             "capacity": capacity, "taken": taken, "dropped": dropped, "stored": stored,
@@ -264,6 +265,97 @@ def encode_record(fields, rec, prev, earlier=(), coding=CODING_V10):
     return bytes(out)
 
 
+def uvarint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+class V14:
+    """Coding 2's state (protocol 1.4), which runs on across the DATA frames
+    of a chain: the last 32 PCs and 62 literal words, the last 8 threads,
+    the last stack of up to 8 threads and modes, and the previous record."""
+
+    def __init__(self):
+        self.pcs = [0] * 32          # the newest first
+        self.lits = [0] * 62         # the newest first
+        self.threads = []            # the newest first, at most 8
+        self.refs = []               # stacks kept, the newest first, at most 8
+        self.prev = {"pc": 0, "lr": 0, "thread": 0, "sp": 0}
+
+    def copy(self):
+        c = V14()
+        c.pcs, c.lits, c.threads, c.refs = list(self.pcs), list(self.lits), list(self.threads), list(self.refs)
+        c.prev = self.prev
+        return c
+
+
+def nearest(v, cands, bits, half):
+    """The smallest zigzag(v - candidate) << bits | j: the nearest, the
+    lowest-numbered of equals."""
+    def d(c):
+        x = s32(v - c)
+        return x >> 1 if half else x
+    return min((zigzag(d(c)) << bits) | j for j, c in enumerate(cands))
+
+
+def v14_key(fields, rec):
+    thread = rec["thread"] if fields & FIELD_THREAD else 0
+    handler = bool(fields & FIELD_EXC and rec.get("exc", 0))
+    return (thread, handler)
+
+
+def encode_v14(fields, rec, st):
+    """rec in coding 2 (order PC, EXC, THREAD, LR, STACK); updates st."""
+    out = bytearray(uvarint(nearest(rec["pc"], st.pcs, 5, True)))
+    if fields & FIELD_EXC:
+        out += varint(rec["exc"])
+    if fields & FIELD_THREAD:
+        t = rec["thread"]
+        place = st.threads.index(t) + 1 if t in st.threads else 0
+        out += varint(place)
+        if place == 0:
+            out += varint(zigzag(s32(t - st.prev["thread"])))
+        st.threads = ([t] + [x for x in st.threads if x != t])[:8]
+    key = v14_key(fields, rec)
+    last = next((r for r in st.refs if v14_key(fields, r) == key), None) if fields & FIELD_STACK else None
+    if fields & FIELD_LR:
+        out += varint(zigzag(s32(rec["lr"] - (last["lr"] if last else st.prev["lr"]))))
+    if fields & FIELD_STACK:
+        words = rec["stack"]
+        sp = rec["sp"]
+        out += varint(zigzag(s32(sp - (last["sp"] if last else st.prev["sp"]))))
+        out += varint(len(words))
+        ref = next((r for r in st.refs if v14_key(fields, r) == key and
+                    r["sp"] < sp + 4 * len(words) and sp < r["sp"] + 4 * len(r["stack"])), None)
+
+        def same(i):
+            w = covered_word(ref, sp + 4 * i)
+            return w is not None and w == words[i]
+        i = 0
+        while i < len(words):
+            sm = 0
+            while i + sm < len(words) and same(i + sm):
+                sm += 1
+            df = 0
+            while i + sm + df < len(words) and not same(i + sm + df):
+                df += 1
+            out += varint(sm) + varint(df)
+            for k in range(i + sm, i + sm + df):
+                c0 = covered_word(ref, sp + 4 * k)
+                cands = [c0 or 0, words[k - 1] if k else 0] + st.lits
+                out += uvarint(nearest(words[k], cands, 6, False))
+                st.lits = [words[k]] + st.lits[:-1]
+            i += sm + df
+        st.refs = ([rec] + [r for r in st.refs if r is not ref])[:8]
+    st.pcs = [rec["pc"]] + st.pcs[:-1]
+    st.prev = rec
+    return bytes(out)
+
+
 def record_desc(fields, rec):
     d = {"pc": hx(rec["pc"])}
     if fields & FIELD_LR:
@@ -284,13 +376,25 @@ def data_frames(fields, first, recs, coding=CODING_V10):
     bytes) still fits; with STACK while the next record itself fits."""
     frames = []
     i = 0
+    st = V14()
     while i < len(recs):
         body = bytearray(struct.pack("<IH", first + i, 0))
         prev = {"pc": 0, "lr": 0, "thread": 0, "sp": 0}
         k = 0
+        if coding == CODING_V14:
+            continues = len(frames) % V14_KEY_INTERVAL != 0
+            if not continues:
+                st = V14()
+            body.append(1 if continues else 0)
         # payload = 1 type + body + 4 crc
         while i + k < len(recs):
-            if fields & FIELD_STACK:
+            if coding == CODING_V14:
+                trial = st.copy()
+                rec = encode_v14(fields, recs[i + k], trial)
+                if 1 + len(body) + len(rec) + 4 > MAX_PAYLOAD:
+                    break
+                st = trial
+            elif fields & FIELD_STACK:
                 rec = encode_record(fields, recs[i + k], prev, recs[i:i + k], coding)
                 if 1 + len(body) + len(rec) + 4 > MAX_PAYLOAD:
                     break
@@ -304,6 +408,8 @@ def data_frames(fields, first, recs, coding=CODING_V10):
         struct.pack_into("<H", body, 4, k)
         desc = {"type": "DATA", "first_index": first + i, "count": k, "fields": fields, "coding": coding,
                 "records": [record_desc(fields, r) for r in recs[i:i + k]]}
+        if coding == CODING_V14:
+            desc["continues"] = body[6] == 1
         frames.append((payload(DATA, bytes(body)), desc))
         i += k
     return frames
@@ -603,6 +709,35 @@ def files():
         "DRAIN(0, 0) answer of the 600-record PC snapshot started by cmd_start_v12.bin: HEADER (coding 1), "
         "%d DATA, END (tests/test_golden.c replays it)" % (len(frames) - 2), frames)
 
+    # --- protocol 1.4's record coding (V14) ---------------------------------
+    add("data_pc_v14.bin",
+        "DATA, PC only, coding 1.4 (key frame): a PC against the nearest of the last 32, "
+        "and the 37-bit codes of the farthest deltas",
+        [data_frame(FIELD_PC, 0, [{"pc": p} for p in v12_pcs], CODING_V14)])
+    add("data_all_fields_v14.bin", "DATA, PC+LR+EXC+THREAD, coding 1.4: threads by their place among the recent ones",
+        [data_frame(0x0F, 1000, recs + recs[::-1], CODING_V14)])
+    add("data_stack_v14.bin",
+        "DATA, PC+LR+EXC+THREAD+STACK, coding 1.4: LR and SP against the thread's last stack, runs against "
+        "its last overlapping one, literals against the nearest of 64 candidates; first index 20",
+        [data_frame(0x1F, 20, v12_stack, CODING_V14)])
+    add("data_stack_pc_lr_v14.bin", "DATA, PC+LR+STACK, coding 1.4: without THREAD, the last overlapping stack",
+        [data_frame(FIELD_PC | FIELD_LR | FIELD_STACK, 0, v12_stack, CODING_V14)])
+    chain = [dict(r, pc=r["pc"] + 2 * n, stack=[w + (n if j < 2 else 0) for j, w in enumerate(r["stack"])])
+             for n in range(30) for r in v12_stack]
+    frames = data_frames(0x1F, 0, chain, CODING_V14)
+    assert 2 < len(frames) < V14_KEY_INTERVAL
+    add("data_stack_chain_v14.bin",
+        "DATA, PC+LR+EXC+THREAD+STACK, coding 1.4: a key frame and %d frames that continue its coding "
+        "(their stacks refer to stacks of the frames before)" % (len(frames) - 1), frames)
+    add("cmd_start_v14.bin", "START asking for coding 1.4: 10 kHz, 25 % jitter, PC, snapshot, 6000 samples",
+        [cmd_start(10000, 25, FIELD_PC, 0, 6000, 0, coding=CODING_V14)])
+    frames = drain_file(FIELD_PC, 1, 6000, 0, 0, False, CODING_V14)
+    assert len(frames) - 2 > V14_KEY_INTERVAL
+    add("drain_pc_v14.bin",
+        "DRAIN(0, 0) answer of the 6000-record PC snapshot started by cmd_start_v14.bin: HEADER (coding 2), "
+        "%d DATA (a key frame every %d), END (tests/test_golden.c replays it)" % (len(frames) - 2, V14_KEY_INTERVAL),
+        frames)
+
     add("end.bin", "END DRAINED, then END STREAM_STOPPED",
         [end(0, 10, 60, 1000, 0, 1000), end(1, 0, 4096, 5000, 904, 4096)])
     add("reply.bin", "REPLY with every status, and to an unreadable frame (command 0)",
@@ -658,7 +793,7 @@ def files():
 def main():
     check = "--check" in sys.argv[1:]
     bad = []
-    index = {"protocol": "1.3", "limits": {"max_payload": MAX_PAYLOAD, "max_record_bytes": MAX_RECORD,
+    index = {"protocol": "1.4", "limits": {"max_payload": MAX_PAYLOAD, "max_record_bytes": MAX_RECORD,
                                          "max_stack_record_bytes": MAX_STACK_RECORD,
                                          "stack_words_max": STACK_WORDS_MAX,
                                          "stack_ref_window": STACK_REF_WINDOW}, "files": []}

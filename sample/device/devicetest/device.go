@@ -74,30 +74,32 @@ type Device struct {
 	Replay []sample.Record
 	Faults Faults
 
-	mu       sync.Mutex
-	wmu      sync.Mutex // serialises frames from Serve and the stream goroutine
-	rng      *rand.Rand
-	conn     io.ReadWriteCloser
-	hungUp   bool
-	stalled  bool
-	dataSent int64
-	state    sample.State
-	mode     sample.Mode
-	fields   sample.Fields
-	stackK   uint8 // K of a STACK run
-	coding   sample.Coding
-	jitter   uint8
-	rate     uint32
-	target   uint32 // samples the run takes
-	started  time.Time
-	taken    uint32
-	stored   uint32
-	sent     uint32 // a ring stream's records below this index are sent
-	heldFrom uint32
-	stopRun  chan struct{}
-	stopping bool
-	damaged  []sample.Range
-	logLines int
+	mu        sync.Mutex
+	wmu       sync.Mutex // serialises frames from Serve and the stream goroutine
+	rng       *rand.Rand
+	conn      io.ReadWriteCloser
+	hungUp    bool
+	stalled   bool
+	dataSent  int64
+	state     sample.State
+	mode      sample.Mode
+	fields    sample.Fields
+	stackK    uint8 // K of a STACK run
+	coding    sample.Coding
+	writer    *device.DataWriter // frames the records of the run, or of a DRAIN answer
+	chainLost bool               // a CodingV14 frame was damaged: the frames continuing it are lost too
+	jitter    uint8
+	rate      uint32
+	target    uint32 // samples the run takes
+	started   time.Time
+	taken     uint32
+	stored    uint32
+	sent      uint32 // a ring stream's records below this index are sent
+	heldFrom  uint32
+	stopRun   chan struct{}
+	stopping  bool
+	damaged   []sample.Range
+	logLines  int
 }
 
 // Record is the ground truth of record i of the current run (only its
@@ -350,9 +352,10 @@ func (d *Device) start(c *device.Start) error {
 		d.stackK = k
 		// As the firmware: a coding it does not know is the 1.0 one.
 		d.coding = sample.CodingV10
-		if d.minor() >= 2 && c.Coding == sample.CodingV12 {
+		if d.minor() >= 2 && c.Coding == sample.CodingV12 || d.minor() >= 4 && c.Coding == sample.CodingV14 {
 			d.coding = c.Coding
 		}
+		d.writer = device.NewDataWriter(c.Fields, d.coding)
 		d.taken, d.stored, d.sent, d.heldFrom = 0, 0, 0, 0
 		d.target = d.Capacity
 		if c.Count > 0 {
@@ -515,6 +518,9 @@ func (d *Device) drain(c *device.Drain) error {
 	if err := d.send(d.header()); err != nil {
 		return err
 	}
+	d.mu.Lock()
+	d.writer = device.NewDataWriter(fields, d.coding) // a DRAIN answer starts with a key frame
+	d.mu.Unlock()
 	if err := d.sendRecords(c.From, end, fields); err != nil {
 		return err
 	}
@@ -541,13 +547,13 @@ func (d *Device) sendRecords(from, end uint32, fields sample.Fields) error {
 // filled as the firmware fills it, and returns how many it sent.
 func (d *Device) sendFrame(from, end uint32, fields sample.Fields) (uint32, error) {
 	d.mu.Lock()
-	k, coding := d.stackK, d.coding
+	k, writer := d.stackK, d.writer
 	d.mu.Unlock()
 	recs := make([]sample.Record, min(end-from, device.MaxPayload))
 	for i := range recs {
 		recs[i] = d.record(from+uint32(i), fields, k)
 	}
-	data := device.FillData(from, fields, coding, recs)
+	data := writer.Fill(from, recs)
 	return uint32(len(data.Records)), d.sendData(data)
 }
 
@@ -624,9 +630,13 @@ func (d *Device) write(frame []byte, data *device.Data) error {
 	}
 	out = append(out, frame...)
 	if data != nil {
-		if damaged {
+		if !data.Continues {
+			d.chainLost = false
+		}
+		if damaged || d.chainLost {
 			d.damaged = append(d.damaged, sample.Range{Start: data.First, End: data.First + uint32(len(data.Records))})
 		}
+		d.chainLost = d.chainLost || damaged && data.Coding == sample.CodingV14
 		d.dataSent += int64(len(out))
 	}
 	stall := fl.Stall > 0 && !d.stalled && data != nil && d.dataSent >= fl.StallAfter

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sample
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// CodingV14 (protocol §3, coding 2): the state below lives as long as a
+// chain of DATA frames (a key frame starts it empty), so a stack finds
+// its thread's last one whatever frame that came in. Every "nearest of"
+// picks the candidate whose code is smallest; the candidate's number
+// takes the code's low bits.
+const (
+	// v14SlotBits is the bits of a PC slot and of a literal's candidate.
+	v14SlotBits = 5
+	// v14Slots is the PCs a PC is coded against and the candidates of a
+	// literal stack word (the reference's word, the word before, and the
+	// last v14Slots-2 literals).
+	v14Slots = 1 << v14SlotBits
+	// v14LitBits is the bits of a literal's candidate number.
+	v14LitBits = 6
+	v14LitCands = 1 << v14LitBits
+	// v14Threads is the recent threads a THREAD value may name by place.
+	v14Threads = 8
+	// v14Refs is the stacks kept as references, one per thread and mode.
+	v14Refs = 8
+	// V14KeyInterval is how many DATA frames of a chain a device sends
+	// before it starts the coding again with a key frame: a lost frame
+	// costs at most the frames up to the next key.
+	V14KeyInterval = 16
+	// MaxRecordSizeV14 is a CodingV14 record's worst case without STACK:
+	// PC (37 bits, 6 bytes), LR (5), EXC (2), THREAD (a place of 0 and a
+	// delta, 6).
+	MaxRecordSizeV14 = 6 + 5 + 2 + 6
+	// MaxStackRecordSizeV14 is a CodingV14 STACK record's worst case: the
+	// other fields, SP (5), the word count (1), one run pair (2) and
+	// MaxStackWords literals of 6 bytes.
+	MaxStackRecordSizeV14 = MaxRecordSizeV14 + 5 + 1 + 2 + 6*MaxStackWords
+)
+
+// v14State is what CodingV14 codes against besides the previous record.
+// Arrays, not slices, so that a copy of the RecordCoder saves it.
+type v14State struct {
+	pcs     ring // the last PCs
+	lits    ring // the last literal stack words
+	threads [v14Threads]uint32
+	nThread int
+	refs    [v14Refs]Record // the last stack of each thread and mode, the newest first
+	nRef    int
+}
+
+// ring holds the last values pushed, 0 before any.
+type ring struct {
+	v    [v14LitCands]uint32
+	head uint8
+}
+
+func (g *ring) push(v uint32) {
+	g.head = (g.head + 1) % v14LitCands
+	g.v[g.head] = v
+}
+
+// at is the j-th newest value (0 the newest).
+func (g *ring) at(j int) uint32 { return g.v[(int(g.head)-j)&(v14LitCands-1)] }
+
+var (
+	errThreadPlace = errors.New("thread refers to a place among recent threads that is empty")
+	errCode37      = errors.New("truncated or over-long 37-bit code")
+)
+
+// refKey says whose stack r is: its thread (0 without THREAD) and
+// whether it is in handler mode (on the interrupt stack; never without
+// EXC).
+func (c *RecordCoder) refKey(r *Record) (thread uint32, handler bool) {
+	if c.fields&FieldThread != 0 {
+		thread = r.Thread
+	}
+	return thread, c.fields&FieldExc != 0 && r.Exc != 0
+}
+
+// lastStack is the newest kept stack of r's thread and mode, or nil:
+// r's LR and SP are coded against its own.
+func (c *RecordCoder) lastStack(r *Record) *Record {
+	return c.keptStack(r, func(*Record) bool { return true })
+}
+
+// stackRef is the newest kept stack of r's thread and mode whose words
+// overlap r's, or nil: r's words are coded against it. Overlap tells
+// apart the stacks of a run without THREAD.
+func (c *RecordCoder) stackRef(r *Record) *Record {
+	return c.keptStack(r, func(k *Record) bool {
+		return int64(k.SP) < int64(r.SP)+4*int64(len(r.Stack)) && int64(r.SP) < int64(k.SP)+4*int64(len(k.Stack))
+	})
+}
+
+func (c *RecordCoder) keptStack(r *Record, ok func(k *Record) bool) *Record {
+	thread, handler := c.refKey(r)
+	s := &c.v14
+	for i := range s.nRef {
+		if t, h := c.refKey(&s.refs[i]); t == thread && h == handler && ok(&s.refs[i]) {
+			return &s.refs[i]
+		}
+	}
+	return nil
+}
+
+// keepRef keeps r's stack as the newest, in place of its reference ref
+// (nil: none); without one the oldest of v14Refs goes when they are all
+// taken.
+func (c *RecordCoder) keepRef(r Record, ref *Record) {
+	s := &c.v14
+	i := min(s.nRef, v14Refs-1)
+	if ref != nil {
+		for i = 0; &s.refs[i] != ref; i++ {
+		}
+	} else {
+		s.nRef = min(s.nRef+1, v14Refs)
+	}
+	copy(s.refs[1:i+1], s.refs[:i])
+	s.refs[0] = r
+}
+
+// threadPlace is 1 + thread's place among the recent threads, 0 when it
+// is not among them; useThread then makes it the newest.
+func (s *v14State) threadPlace(thread uint32) int {
+	for i := range s.nThread {
+		if s.threads[i] == thread {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func (s *v14State) useThread(thread uint32) {
+	i := s.threadPlace(thread) - 1
+	if i < 0 {
+		i = min(s.nThread, v14Threads-1)
+		s.nThread = min(s.nThread+1, v14Threads)
+	}
+	copy(s.threads[1:i+1], s.threads[:i])
+	s.threads[0] = thread
+}
+
+// nearest is the code of v against candidate(0..v14Slots-1): the
+// smallest of zigzag(v - candidate) << 5 | j, so the lowest-numbered of
+// equally near ones. PCs pass halfword deltas (half set).
+func nearest(v uint32, half bool, candidate func(j int) uint32) uint64 {
+	best := uint64(1) << 40
+	bits := v14SlotBits
+	if !half {
+		bits = v14LitBits
+	}
+	for j := range 1 << bits {
+		d := int32(v - candidate(j))
+		if half {
+			d >>= 1
+		}
+		if code := uint64(zigzag(d))<<bits | uint64(j); code < best {
+			best = code
+		}
+	}
+	return best
+}
+
+// literalCandidate is candidate j of stack word i of r against ref: the
+// reference's word at its address (0 where it has none), the word before
+// it in r (0 for the first), then the last literals, the newest first.
+func (c *RecordCoder) literalCandidate(r *Record, i int, ref *Record, j int) uint32 {
+	switch j {
+	case 0:
+		w, _ := coveredWord(ref, r.SP+4*uint32(i))
+		return w
+	case 1:
+		if i == 0 {
+			return 0
+		}
+		return r.Stack[i-1]
+	}
+	return c.v14.lits.at(j - 2)
+}
+
+// appendV14 appends r in CodingV14: PC, EXC, THREAD, LR, STACK.
+func (c *RecordCoder) appendV14(b []byte, r Record) []byte {
+	r.Index = 0 // not coded: the state holds what a decoder has too
+	s := &c.v14
+	b = binary.AppendUvarint(b, nearest(r.PC, true, s.pcs.at))
+	if c.fields&FieldExc != 0 {
+		b = binary.AppendUvarint(b, uint64(r.Exc))
+	}
+	if c.fields&FieldThread != 0 {
+		place := s.threadPlace(r.Thread)
+		b = binary.AppendUvarint(b, uint64(place))
+		if place == 0 {
+			b = binary.AppendUvarint(b, uint64(zigzag(int32(r.Thread-c.prev.Thread))))
+		}
+		s.useThread(r.Thread)
+	}
+	var last *Record
+	if c.fields&FieldStack != 0 {
+		last = c.lastStack(&r)
+	}
+	if c.fields&FieldLR != 0 {
+		base := c.prev.LR
+		if last != nil {
+			base = last.LR
+		}
+		b = binary.AppendUvarint(b, uint64(zigzag(int32(r.LR-base))))
+	}
+	if c.fields&FieldStack != 0 {
+		b = c.appendStackV14(b, &r, last)
+	}
+	c.prev = r
+	s.pcs.push(r.PC)
+	return b
+}
+
+// appendStackV14 appends SP (against last's), the word count, and the
+// words in runs against the reference, each literal against the nearest
+// of its candidates; then keeps r's stack.
+func (c *RecordCoder) appendStackV14(b []byte, r, last *Record) []byte {
+	base := c.prev.SP
+	if last != nil {
+		base = last.SP
+	}
+	b = binary.AppendUvarint(b, uint64(zigzag(int32(r.SP-base))))
+	b = binary.AppendUvarint(b, uint64(len(r.Stack)))
+	ref := c.stackRef(r)
+	defer c.keepRef(*r, ref)
+	same := func(i int) bool {
+		w, ok := coveredWord(ref, r.SP+4*uint32(i))
+		return ok && w == r.Stack[i]
+	}
+	for i := 0; i < len(r.Stack); {
+		s := 0
+		for i+s < len(r.Stack) && same(i+s) {
+			s++
+		}
+		d := 0
+		for i+s+d < len(r.Stack) && !same(i+s+d) {
+			d++
+		}
+		b = binary.AppendUvarint(b, uint64(s))
+		b = binary.AppendUvarint(b, uint64(d))
+		for k := i + s; k < i+s+d; k++ {
+			b = binary.AppendUvarint(b, nearest(r.Stack[k], false, func(j int) uint32 { return c.literalCandidate(r, k, ref, j) }))
+			c.v14.lits.push(r.Stack[k])
+		}
+		i += s + d
+	}
+	return b
+}
+
+// next37 reads a code of a value of up to 32 bits above a 5-bit slot:
+// at most 6 bytes, below 2^37. It returns the value and the slot.
+func (v *varints) next37(bits int) (uint32, int, error) {
+	x, n := binary.Uvarint(v.b[v.off:])
+	if n <= 0 || n > 6 || x >= 1<<(32+bits) {
+		return 0, 0, errCode37
+	}
+	v.off += n
+	return uint32(x >> bits), int(x & (1<<bits - 1)), nil
+}
+
+// readV14 decodes one CodingV14 record (see appendV14).
+func (c *RecordCoder) readV14(b []byte) (Record, int, error) {
+	var r Record
+	s := &c.v14
+	in := &varints{b: b}
+	v, j, err := in.next37(v14SlotBits)
+	if err != nil {
+		return r, 0, err
+	}
+	r.PC = s.pcs.at(j) + uint32(unzigzag(v))<<1
+	if c.fields&FieldExc != 0 {
+		if v, err = in.next(); err != nil {
+			return r, 0, err
+		}
+		if v > 511 {
+			return r, 0, errExcRange
+		}
+		r.Exc = uint16(v)
+	}
+	if c.fields&FieldThread != 0 {
+		place, err := in.next()
+		if err != nil {
+			return r, 0, err
+		}
+		switch {
+		case place == 0:
+			if v, err = in.next(); err != nil {
+				return r, 0, err
+			}
+			r.Thread = c.prev.Thread + uint32(unzigzag(v))
+		case int(place) > s.nThread:
+			return r, 0, errThreadPlace
+		default:
+			r.Thread = s.threads[place-1]
+		}
+		s.useThread(r.Thread)
+	}
+	var last *Record
+	if c.fields&FieldStack != 0 {
+		last = c.lastStack(&r)
+	}
+	if c.fields&FieldLR != 0 {
+		if v, err = in.next(); err != nil {
+			return r, 0, err
+		}
+		base := c.prev.LR
+		if last != nil {
+			base = last.LR
+		}
+		r.LR = base + uint32(unzigzag(v))
+	}
+	if c.fields&FieldStack != 0 {
+		if err := c.readStackV14(in, &r, last); err != nil {
+			return r, 0, err
+		}
+	}
+	c.prev = r
+	s.pcs.push(r.PC)
+	return r, in.off, nil
+}
+
+// readStackV14 decodes the STACK part of a CodingV14 record and keeps
+// its stack.
+func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
+	v, err := in.next()
+	if err != nil {
+		return err
+	}
+	base := c.prev.SP
+	if last != nil {
+		base = last.SP
+	}
+	r.SP = base + uint32(unzigzag(v))
+	words, err := in.next()
+	if err != nil {
+		return err
+	}
+	if words > MaxStackWords {
+		return errStackWords
+	}
+	if words > 0 {
+		r.Stack = make([]uint32, words)
+	}
+	ref := c.stackRef(r)
+	for i := uint32(0); i < words; {
+		same, err := in.next()
+		if err != nil {
+			return err
+		}
+		diff, err := in.next()
+		if err != nil {
+			return err
+		}
+		if same+diff == 0 || uint64(i)+uint64(same)+uint64(diff) > uint64(words) {
+			return errStackRun
+		}
+		for ; same > 0; same-- {
+			w, ok := coveredWord(ref, r.SP+4*i)
+			if !ok {
+				return errStackSame
+			}
+			r.Stack[i] = w
+			i++
+		}
+		for ; diff > 0; diff-- {
+			d, j, err := in.next37(v14LitBits)
+			if err != nil {
+				return err
+			}
+			r.Stack[i] = c.literalCandidate(r, int(i), ref, j) + uint32(unzigzag(d))
+			c.v14.lits.push(r.Stack[i])
+			i++
+		}
+	}
+	c.keepRef(*r, ref)
+	return nil
+}
