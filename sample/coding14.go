@@ -228,20 +228,16 @@ func (c *RecordCoder) appendStackV14(b []byte, r, last *Record) []byte {
 	b = binary.AppendUvarint(b, uint64(len(r.Stack)))
 	ref := c.stackRef(r)
 	defer c.keepRef(*r, ref)
-	same := func(i int) bool {
-		w, ok := coveredWord(ref, r.SP+4*uint32(i))
-		return ok && w == r.Stack[i]
-	}
 	for i := 0; i < len(r.Stack); {
-		s := 0
-		for i+s < len(r.Stack) && same(i+s) {
-			s++
-		}
+		s, shift := longestMatch(r, i, ref)
 		d := 0
-		for i+s+d < len(r.Stack) && !same(i+s+d) {
+		for i+s+d < len(r.Stack) {
+			if n, _ := longestMatch(r, i+s+d, ref); n != 0 {
+				break
+			}
 			d++
 		}
-		b = binary.AppendUvarint(b, uint64(s))
+		b = binary.AppendUvarint(b, uint64(s)<<v14ShiftBits|uint64(shift))
 		b = binary.AppendUvarint(b, uint64(d))
 		for k := i + s; k < i+s+d; k++ {
 			b = binary.AppendUvarint(b, nearest(r.Stack[k], false, func(j int) uint32 { return c.literalCandidate(r, k, ref, j) }))
@@ -250,6 +246,40 @@ func (c *RecordCoder) appendStackV14(b []byte, r, last *Record) []byte {
 		i += s + d
 	}
 	return b
+}
+
+// v14ShiftBits is the bits of a same run's shift code: its words equal
+// the reference's at their address plus 4 × unzigzag(code) bytes, -4 to
+// +3 words (a buffer that grows or shrinks in a frame, or a frame a few
+// words off).
+const v14ShiftBits = 3
+
+// shiftWords is the shift of shift code s in words.
+func shiftWords(s int) int32 { return unzigzag(uint32(s)) }
+
+// matchLen is how many words of r from word i equal ref's words at their
+// address shifted by shift code s.
+func matchLen(r *Record, i int, ref *Record, s int) int {
+	off := 4 * uint32(shiftWords(s))
+	n := 0
+	for ; i+n < len(r.Stack); n++ {
+		w, ok := coveredWord(ref, r.SP+4*uint32(i+n)+off)
+		if !ok || w != r.Stack[i+n] {
+			break
+		}
+	}
+	return n
+}
+
+// longestMatch is the longest same run of r at word i and its shift code,
+// the lowest of equally long ones (0 when there is none).
+func longestMatch(r *Record, i int, ref *Record) (n, shift int) {
+	for s := range 1 << v14ShiftBits {
+		if m := matchLen(r, i, ref, s); m > n {
+			n, shift = m, s
+		}
+	}
+	return n, shift
 }
 
 // next37 reads a code of a value of up to 32 bits above a 5-bit slot:
@@ -348,10 +378,11 @@ func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
 	}
 	ref := c.stackRef(r)
 	for i := uint32(0); i < words; {
-		same, err := in.next()
+		v, err := in.next()
 		if err != nil {
 			return err
 		}
+		same, off := v>>v14ShiftBits, 4*uint32(shiftWords(int(v&(1<<v14ShiftBits-1))))
 		diff, err := in.next()
 		if err != nil {
 			return err
@@ -360,7 +391,7 @@ func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
 			return errStackRun
 		}
 		for ; same > 0; same-- {
-			w, ok := coveredWord(ref, r.SP+4*i)
+			w, ok := coveredWord(ref, r.SP+4*i+off)
 			if !ok {
 				return errStackSame
 			}

@@ -462,10 +462,30 @@ static int v14_word(const struct tcmp_v14_stack *ref, uint32_t addr, uint32_t *w
 	return 1;
 }
 
-static int v14_same(const struct tcmp_record *r, uint32_t i, const struct tcmp_v14_stack *ref)
+/* The shift of a same run's shift code s, in words: unzigzag(s), -4 to +3. */
+static int32_t v14_shift_words(uint32_t s)
 {
-	uint32_t w;
-	return v14_word(ref, r->sp + 4u * i, &w) && w == r->stack[i];
+	return (int32_t)(s >> 1) ^ -(int32_t)(s & 1u);
+}
+
+/* The longest same run of r at word i (its words equal ref's at their
+ * address shifted by a shift code's words) and its code, the lowest of
+ * equally long ones; 0 and 0 when there is none. */
+static uint32_t v14_longest_match(const struct tcmp_record *r, uint32_t i, const struct tcmp_v14_stack *ref,
+				  uint32_t *shift)
+{
+	uint32_t best = 0, w;
+	*shift = 0;
+	for (uint32_t s = 0; s < (1u << TCMP_V14_SHIFT_BITS); s++) {
+		uint32_t off = 4u * (uint32_t)v14_shift_words(s), n = 0;
+		while (i + n < r->n && v14_word(ref, r->sp + 4u * (i + n) + off, &w) && w == r->stack[i + n])
+			n++;
+		if (n > best) {
+			best = n;
+			*shift = s;
+		}
+	}
+	return best;
 }
 
 /* 1 + the place of thread among the recent threads, 0 when it is not. */
@@ -478,7 +498,8 @@ static uint32_t v14_thread_place(const struct tcmp_v14 *s, uint32_t thread)
 }
 
 /* The STACK part: SP against last's, n, then runs against the overlapping
- * reference, each literal against the nearest of its 64 candidates (the
+ * reference (a same run's words at their address shifted by -4 to +3
+ * words, the longest), each literal against the nearest of its 64 candidates (the
  * reference's word, the word before, the last 62 literals). Pushes the
  * literals on the ring. */
 static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r,
@@ -488,14 +509,12 @@ static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp
 	uint32_t cand[1u << TCMP_V14_LIT_BITS];
 	size_t len = tcmp_put_varint(out, tcmp_zigzag(r->sp - (last != NULL ? last->sp : s->prev.sp)));
 	len += tcmp_put_varint(out + len, r->n);
-	uint32_t i = 0;
+	uint32_t i = 0, shift, ignored;
 	while (i < r->n) {
-		uint32_t same = 0, diff = 0;
-		while (i + same < r->n && v14_same(r, i + same, ref))
-			same++;
-		while (i + same + diff < r->n && !v14_same(r, i + same + diff, ref))
+		uint32_t same = v14_longest_match(r, i, ref, &shift), diff = 0;
+		while (i + same + diff < r->n && v14_longest_match(r, i + same + diff, ref, &ignored) == 0)
 			diff++;
-		len += tcmp_put_varint(out + len, same);
+		len += tcmp_put_varint(out + len, same << TCMP_V14_SHIFT_BITS | shift);
 		len += tcmp_put_varint(out + len, diff);
 		for (uint32_t k = i + same; k < i + same + diff; k++) {
 			cand[0] = 0;

@@ -332,18 +332,28 @@ def encode_v14(fields, rec, st):
         ref = next((r for r in st.refs if v14_key(fields, r) == key and
                     r["sp"] < sp + 4 * len(words) and sp < r["sp"] + 4 * len(r["stack"])), None)
 
-        def same(i):
-            w = covered_word(ref, sp + 4 * i)
-            return w is not None and w == words[i]
+        def match(i, s):
+            """Words from i equal to ref's at their address shifted by
+            unzigzag(s) words."""
+            off = 4 * ((s >> 1) ^ -(s & 1))
+            n = 0
+            while i + n < len(words):
+                w = covered_word(ref, (sp + 4 * (i + n) + off) & 0xFFFFFFFF)
+                if w is None or w != words[i + n]:
+                    break
+                n += 1
+            return n
+
+        def longest(i):
+            """The longest same run at i and its shift code, the lowest of equals."""
+            return max((match(i, s), -s) for s in range(8))
         i = 0
         while i < len(words):
-            sm = 0
-            while i + sm < len(words) and same(i + sm):
-                sm += 1
+            sm, neg = longest(i)
             df = 0
-            while i + sm + df < len(words) and not same(i + sm + df):
+            while i + sm + df < len(words) and longest(i + sm + df)[0] == 0:
                 df += 1
-            out += varint(sm) + varint(df)
+            out += varint(sm << 3 | (-neg if sm else 0)) + varint(df)
             for k in range(i + sm, i + sm + df):
                 c0 = covered_word(ref, sp + 4 * k)
                 cands = [c0 or 0, words[k - 1] if k else 0] + st.lits
