@@ -29,7 +29,7 @@ const (
 	// V14KeyInterval is how many DATA frames of a chain a device sends
 	// before it starts the coding again with a key frame: a lost frame
 	// costs at most the frames up to the next key.
-	V14KeyInterval = 16
+	V14KeyInterval = 32
 	// MaxRecordSizeV14 is a CodingV14 record's worst case without STACK:
 	// PC (37 bits, 6 bytes), LR (5), EXC (2), THREAD (a place of 0 and a
 	// delta, 6).
@@ -67,7 +67,7 @@ func (g *ring) at(j int) uint32 { return g.v[(int(g.head)-j)&(v14LitCands-1)] }
 
 var (
 	errThreadPlace = errors.New("thread refers to a place among recent threads that is empty")
-	errCode37      = errors.New("truncated or over-long 37-bit code")
+	errCode        = errors.New("truncated or over-long code")
 )
 
 // refKey says whose stack r is: its thread (0 without THREAD) and
@@ -181,19 +181,32 @@ func (c *RecordCoder) literalCandidate(r *Record, i int, ref *Record, j int) uin
 	return c.v14.lits.at(j - 2)
 }
 
+// excInThread says whether r's EXC goes with its THREAD (a run with
+// both): the thread's place code says in its low bit whether the
+// exception number is not 0, and only then does the number follow.
+func (c *RecordCoder) excInThread() bool {
+	return c.fields&(FieldExc|FieldThread) == FieldExc|FieldThread
+}
+
 // appendV14 appends r in CodingV14: PC, EXC, THREAD, LR, STACK.
 func (c *RecordCoder) appendV14(b []byte, r Record) []byte {
 	r.Index = 0 // not coded: the state holds what a decoder has too
 	s := &c.v14
 	b = binary.AppendUvarint(b, nearest(r.PC, true, s.pcs.at))
-	if c.fields&FieldExc != 0 {
+	if c.fields&FieldExc != 0 && !c.excInThread() {
 		b = binary.AppendUvarint(b, uint64(r.Exc))
 	}
 	if c.fields&FieldThread != 0 {
-		place := s.threadPlace(r.Thread)
-		b = binary.AppendUvarint(b, uint64(place))
-		if place == 0 {
+		place := uint64(s.threadPlace(r.Thread))
+		if c.excInThread() {
+			place = place<<1 | uint64(boolBit(r.Exc != 0))
+		}
+		b = binary.AppendUvarint(b, place)
+		if s.threadPlace(r.Thread) == 0 {
 			b = binary.AppendUvarint(b, uint64(zigzag(int32(r.Thread-c.prev.Thread))))
+		}
+		if c.excInThread() && r.Exc != 0 {
+			b = binary.AppendUvarint(b, uint64(r.Exc))
 		}
 		s.useThread(r.Thread)
 	}
@@ -224,8 +237,7 @@ func (c *RecordCoder) appendStackV14(b []byte, r, last *Record) []byte {
 	if last != nil {
 		base = last.SP
 	}
-	b = binary.AppendUvarint(b, uint64(zigzag(int32(r.SP-base))))
-	b = binary.AppendUvarint(b, uint64(len(r.Stack)))
+	b = binary.AppendUvarint(b, uint64(zigzag(int32(r.SP-base)))<<v14CountBits|uint64(len(r.Stack)))
 	ref := c.stackRef(r)
 	defer c.keepRef(*r, ref)
 	for i := 0; i < len(r.Stack); {
@@ -282,12 +294,23 @@ func longestMatch(r *Record, i int, ref *Record) (n, shift int) {
 	return n, shift
 }
 
-// next37 reads a code of a value of up to 32 bits above a 5-bit slot:
-// at most 6 bytes, below 2^37. It returns the value and the slot.
-func (v *varints) next37(bits int) (uint32, int, error) {
+// v14CountBits is the bits of a stack's word count below its SP delta.
+const v14CountBits = 7
+
+func boolBit(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// nextCode reads a code of a value of up to 32 bits above a number of
+// bits bits (at most 7): at most 6 bytes, below 2^(32+bits). It returns
+// the value and the number.
+func (v *varints) nextCode(bits int) (uint32, int, error) {
 	x, n := binary.Uvarint(v.b[v.off:])
 	if n <= 0 || n > 6 || x >= 1<<(32+bits) {
-		return 0, 0, errCode37
+		return 0, 0, errCode
 	}
 	v.off += n
 	return uint32(x >> bits), int(x & (1<<bits - 1)), nil
@@ -298,24 +321,35 @@ func (c *RecordCoder) readV14(b []byte) (Record, int, error) {
 	var r Record
 	s := &c.v14
 	in := &varints{b: b}
-	v, j, err := in.next37(v14SlotBits)
+	v, j, err := in.nextCode(v14SlotBits)
 	if err != nil {
 		return r, 0, err
 	}
 	r.PC = s.pcs.at(j) + uint32(unzigzag(v))<<1
-	if c.fields&FieldExc != 0 {
-		if v, err = in.next(); err != nil {
-			return r, 0, err
+	readExc := func() error {
+		v, err := in.next()
+		if err != nil {
+			return err
 		}
 		if v > 511 {
-			return r, 0, errExcRange
+			return errExcRange
 		}
 		r.Exc = uint16(v)
+		return nil
+	}
+	if c.fields&FieldExc != 0 && !c.excInThread() {
+		if err := readExc(); err != nil {
+			return r, 0, err
+		}
 	}
 	if c.fields&FieldThread != 0 {
 		place, err := in.next()
 		if err != nil {
 			return r, 0, err
+		}
+		handler := false
+		if c.excInThread() {
+			place, handler = place>>1, place&1 != 0
 		}
 		switch {
 		case place == 0:
@@ -327,6 +361,11 @@ func (c *RecordCoder) readV14(b []byte) (Record, int, error) {
 			return r, 0, errThreadPlace
 		default:
 			r.Thread = s.threads[place-1]
+		}
+		if handler {
+			if err := readExc(); err != nil {
+				return r, 0, err
+			}
 		}
 		s.useThread(r.Thread)
 	}
@@ -357,7 +396,7 @@ func (c *RecordCoder) readV14(b []byte) (Record, int, error) {
 // readStackV14 decodes the STACK part of a CodingV14 record and keeps
 // its stack.
 func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
-	v, err := in.next()
+	v, words, err := in.nextCode(v14CountBits)
 	if err != nil {
 		return err
 	}
@@ -366,10 +405,6 @@ func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
 		base = last.SP
 	}
 	r.SP = base + uint32(unzigzag(v))
-	words, err := in.next()
-	if err != nil {
-		return err
-	}
 	if words > MaxStackWords {
 		return errStackWords
 	}
@@ -377,7 +412,7 @@ func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
 		r.Stack = make([]uint32, words)
 	}
 	ref := c.stackRef(r)
-	for i := uint32(0); i < words; {
+	for i := uint32(0); i < uint32(words); {
 		v, err := in.next()
 		if err != nil {
 			return err
@@ -399,7 +434,7 @@ func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
 			i++
 		}
 		for ; diff > 0; diff-- {
-			d, j, err := in.next37(v14LitBits)
+			d, j, err := in.nextCode(v14LitBits)
 			if err != nil {
 				return err
 			}

@@ -30,15 +30,15 @@ func TestCodingV14Refusals(t *testing.T) {
 		t.Errorf("thread place 1 with no recent thread: %v", err)
 	}
 	c = NewRecordCoder(FieldPC, CodingV14)
-	if _, _, err := c.Read([]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x20}); err != errCode37 {
+	if _, _, err := c.Read([]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x20}); err != errCode {
 		t.Errorf("a 38-bit PC code: %v", err)
 	}
 	if r, _, err := c.Read([]byte{0xe0, 0xff, 0xff, 0xff, 0xff, 0x01}); err != nil || r.PC != 0x80000000 {
 		t.Errorf("a 37-bit PC code: %+v, %v", r, err)
 	}
-	// PC 0, LR 0, SP 0x100, 2 words, a run of 1 same word: no reference.
+	// PC 0, LR 0, SP 0x100 with 2 words, a run of 1 same word: no reference.
 	c = NewRecordCoder(FieldPC|FieldLR|FieldStack, CodingV14)
-	if _, _, err := c.Read([]byte{0, 0, 0x80, 0x04, 2, 1 << 3, 1, 0}); err != errStackSame {
+	if _, _, err := c.Read([]byte{0, 0, 0x82, 0x80, 0x04, 1 << 3, 1, 0}); err != errStackSame {
 		t.Errorf("same words without a reference: %v", err)
 	}
 }

@@ -161,9 +161,9 @@ extern "C" {
  * last 8, a stack in runs against its thread's last one, literal words
  * against the nearest of 64 candidates. */
 #define TCMP_CODING_V14 2u
-#define TCMP_V14_KEY_INTERVAL 16u
-/* Worst-case V14 record: PC 6, LR 5, EXC 2, THREAD 6; with STACK also SP 5,
- * the word count 1, one run pair 2 and 64 literals of 6 bytes. */
+#define TCMP_V14_KEY_INTERVAL 32u
+/* Worst-case V14 record: PC 6, LR 5, EXC 2, THREAD 6; with STACK also SP
+ * and the word count 6, one run pair 2 and 64 literals of 6 bytes. */
 #define TCMP_MAX_RECORD_BYTES_V14 19u
 #define TCMP_MAX_STACK_RECORD_BYTES_V14 411u
 /* How far back (in records of the same DATA frame) a stack may refer. */

@@ -507,8 +507,8 @@ static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp
 {
 	struct tcmp_v14 *s = e->v14;
 	uint32_t cand[1u << TCMP_V14_LIT_BITS];
-	size_t len = tcmp_put_varint(out, tcmp_zigzag(r->sp - (last != NULL ? last->sp : s->prev.sp)));
-	len += tcmp_put_varint(out + len, r->n);
+	size_t len = put_varint64(out, (uint64_t)tcmp_zigzag(r->sp - (last != NULL ? last->sp : s->prev.sp))
+						 << TCMP_V14_COUNT_BITS | r->n);
 	uint32_t i = 0, shift, ignored;
 	while (i < r->n) {
 		uint32_t same = v14_longest_match(r, i, ref, &shift), diff = 0;
@@ -530,20 +530,26 @@ static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp
 	return len;
 }
 
-/* r in V14: PC, EXC, THREAD, LR, STACK. Changes only the literal ring. */
+/* r in V14: PC, EXC, THREAD, LR, STACK (protocol.md §3, coding 2).
+ * Changes only the literal ring. */
 static size_t v14_code(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r)
 {
 	struct tcmp_v14 *s = e->v14;
 	uint32_t cand[1u << TCMP_V14_PC_BITS];
 	ring_order(cand, s->pcs, s->pc_head, 0, TCMP_V14_PC_BITS);
 	size_t len = put_varint64(out, nearest_code(r->pc, 1, cand, TCMP_V14_PC_BITS));
-	if (e->fields & TCMP_FIELD_EXC)
-		len += tcmp_put_varint(out + len, r->exc & 0x1FFu);
+	const uint32_t exc = r->exc & 0x1FFu;
+	/* With THREAD too, the thread's place code says whether EXC is 0. */
+	const int exc_in_thread = (e->fields & TCMP_FIELD_EXC) && (e->fields & TCMP_FIELD_THREAD);
+	if ((e->fields & TCMP_FIELD_EXC) && !exc_in_thread)
+		len += tcmp_put_varint(out + len, exc);
 	if (e->fields & TCMP_FIELD_THREAD) {
 		uint32_t place = v14_thread_place(s, r->thread);
-		len += tcmp_put_varint(out + len, place);
+		len += tcmp_put_varint(out + len, exc_in_thread ? place << 1 | (exc != 0) : place);
 		if (place == 0)
 			len += tcmp_put_varint(out + len, tcmp_zigzag(r->thread - s->prev.thread));
+		if (exc_in_thread && exc != 0)
+			len += tcmp_put_varint(out + len, exc);
 	}
 	const struct tcmp_v14_stack *last = NULL;
 	if (e->fields & TCMP_FIELD_STACK)

@@ -115,6 +115,7 @@ struct tcmp_stack_ref {
 #define TCMP_V14_PC_BITS 5u
 #define TCMP_V14_LIT_BITS 6u
 #define TCMP_V14_SHIFT_BITS 3u
+#define TCMP_V14_COUNT_BITS 7u
 #define TCMP_V14_THREADS 8u
 #define TCMP_V14_REFS 8u
 struct tcmp_v14_stack {

@@ -559,7 +559,7 @@ static void test_drain_replay_v12(void)
  * every TCMP_V14_KEY_INTERVAL frames; repeated, the answer is the same. */
 static void test_drain_replay_v14(void)
 {
-	drain_replay_coded(TCMP_CODING_V14, "v14", 6000);
+	drain_replay_coded(TCMP_CODING_V14, "v14", 10000);
 	static uint8_t first[1 << 16];
 	size_t first_n = port.out_len;
 	memcpy(first, port.out, first_n);

@@ -37,7 +37,7 @@ MAX_RECORD = 17
 STACK_WORDS_MAX = 64
 STACK_REF_WINDOW = 16
 CODING_V10, CODING_V12, CODING_V14 = 0, 1, 2
-V14_KEY_INTERVAL = 16
+V14_KEY_INTERVAL = 32
 PC_SLOTS = 4
 # the other fields (17), SP (5), n and ref (1 each), one run pair (2), K literals of 5
 MAX_STACK_RECORD = 17 + 5 + 1 + 1 + 2 + 5 * STACK_WORDS_MAX
@@ -311,14 +311,17 @@ def v14_key(fields, rec):
 def encode_v14(fields, rec, st):
     """rec in coding 2 (order PC, EXC, THREAD, LR, STACK); updates st."""
     out = bytearray(uvarint(nearest(rec["pc"], st.pcs, 5, True)))
-    if fields & FIELD_EXC:
+    exc_in_thread = fields & FIELD_EXC and fields & FIELD_THREAD
+    if fields & FIELD_EXC and not exc_in_thread:
         out += varint(rec["exc"])
     if fields & FIELD_THREAD:
         t = rec["thread"]
         place = st.threads.index(t) + 1 if t in st.threads else 0
-        out += varint(place)
+        out += varint(place << 1 | (rec["exc"] != 0) if exc_in_thread else place)
         if place == 0:
             out += varint(zigzag(s32(t - st.prev["thread"])))
+        if exc_in_thread and rec["exc"]:
+            out += varint(rec["exc"])
         st.threads = ([t] + [x for x in st.threads if x != t])[:8]
     key = v14_key(fields, rec)
     last = next((r for r in st.refs if v14_key(fields, r) == key), None) if fields & FIELD_STACK else None
@@ -327,8 +330,7 @@ def encode_v14(fields, rec, st):
     if fields & FIELD_STACK:
         words = rec["stack"]
         sp = rec["sp"]
-        out += varint(zigzag(s32(sp - (last["sp"] if last else st.prev["sp"]))))
-        out += varint(len(words))
+        out += uvarint(zigzag(s32(sp - (last["sp"] if last else st.prev["sp"]))) << 7 | len(words))
         ref = next((r for r in st.refs if v14_key(fields, r) == key and
                     r["sp"] < sp + 4 * len(words) and sp < r["sp"] + 4 * len(r["stack"])), None)
 
@@ -739,12 +741,12 @@ def files():
     add("data_stack_chain_v14.bin",
         "DATA, PC+LR+EXC+THREAD+STACK, coding 1.4: a key frame and %d frames that continue its coding "
         "(their stacks refer to stacks of the frames before)" % (len(frames) - 1), frames)
-    add("cmd_start_v14.bin", "START asking for coding 1.4: 10 kHz, 25 % jitter, PC, snapshot, 6000 samples",
-        [cmd_start(10000, 25, FIELD_PC, 0, 6000, 0, coding=CODING_V14)])
-    frames = drain_file(FIELD_PC, 1, 6000, 0, 0, False, CODING_V14)
+    add("cmd_start_v14.bin", "START asking for coding 1.4: 10 kHz, 25 % jitter, PC, snapshot, 10000 samples",
+        [cmd_start(10000, 25, FIELD_PC, 0, 10000, 0, coding=CODING_V14)])
+    frames = drain_file(FIELD_PC, 1, 10000, 0, 0, False, CODING_V14)
     assert len(frames) - 2 > V14_KEY_INTERVAL
     add("drain_pc_v14.bin",
-        "DRAIN(0, 0) answer of the 6000-record PC snapshot started by cmd_start_v14.bin: HEADER (coding 2), "
+        "DRAIN(0, 0) answer of the 10000-record PC snapshot started by cmd_start_v14.bin: HEADER (coding 2), "
         "%d DATA (a key frame every %d), END (tests/test_golden.c replays it)" % (len(frames) - 2, V14_KEY_INTERVAL),
         frames)
 
