@@ -191,20 +191,21 @@ func checkPCsWithAddr2line(t *testing.T, elfPath string, recs []sample.Record) {
 
 // BenchmarkCaptureQEMU drains full snapshot buffers from the demo firmware
 // in QEMU: 16,384 PC records, or 8,192 PC+LR records (the buffer holds 16,384
-// words), and streams 2,000 records with stacks (PC, LR, EXC, THREAD, K =
-// 32 stack words, at 2 kHz, as TestStackProfileOnQEMUDemo does). The time
-// is the drain only (the stream's is its sampling time). QEMU's UART is no
-// real link: the firmware writes it byte by byte and QEMU passes the bytes
-// to the pty at once, so the time measures the emulated firmware and the
-// host, not USB; the bytes per sample are what a real link carries. The
-// demo's testbench (the code that plays the PC and the network,
-// elf.KindTestbench) runs on the same core 8 MB above the firmware's code,
-// so every step between the two costs a long PC delta that a board, which
-// runs no testbench, never sends: firmware-wire-bytes/sample is the
-// drained records without the testbench's, framed again as the device
-// frames them. The same records framed in the record coding of protocol
-// 1.0 give the *-v1.0 figures: the two codings compared on one set of
-// samples, whatever the workload did in this run.
+// words); streams 20,000 PC records at the device's default rate (10 kHz),
+// and 2,000 records with stacks (PC, LR, EXC, THREAD, K = 32 stack words,
+// at 2 kHz, as TestStackProfileOnQEMUDemo does). The time is the drain only
+// (a stream's is its sampling time). QEMU's UART is no real link: the
+// firmware writes it byte by byte and QEMU passes the bytes to the pty at
+// once, so the time measures the emulated firmware and the host, not USB;
+// the bytes per sample are what a real link carries. The demo's testbench
+// (the code that plays the PC and the network, elf.KindTestbench) runs on
+// the same core 8 MB above the firmware's code, so every step between the
+// two costs a long PC delta that a board, which runs no testbench, never
+// sends: firmware-wire-bytes/sample is the received records without the
+// testbench's, framed again as the device frames them. The same records
+// framed in the record codings of protocols 1.2 and 1.0 give the *-v1.2
+// and *-v1.0 figures: the codings compared on one set of samples,
+// whatever the workload did in this run.
 func BenchmarkCaptureQEMU(b *testing.B) {
 	if err := qemu.Available(); err != nil {
 		b.Skip(err)
@@ -230,65 +231,84 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 		b.Fatal(err)
 	}
 	stack := sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack
-	for _, fields := range []sample.Fields{sample.FieldPC, sample.FieldPC | sample.FieldLR, stack} {
-		b.Run(fields.String(), func(b *testing.B) {
+	for _, run := range []struct {
+		name   string
+		fields sample.Fields
+		stream *device.Start // nil: a full snapshot, drained
+	}{
+		{"pc", sample.FieldPC, nil},
+		{"pc,lr", sample.FieldPC | sample.FieldLR, nil},
+		{"pc-stream", sample.FieldPC, &device.Start{JitterPct: device.DefaultJitterPct, Fields: sample.FieldPC, Count: 20000}},
+		// Streamed: a snapshot holds only 431 stacks.
+		{stack.String(), stack, &device.Start{RateHz: 2000, JitterPct: 25, Fields: stack, Count: 2000}},
+	} {
+		b.Run(run.name, func(b *testing.B) {
 			var bytes, records uint64
-			var fw, all [2]struct{ bytes, records uint64 }
+			codings := []sample.Coding{sample.CodingV14, sample.CodingV12, sample.CodingV10}
+			var fw, all [3]struct{ bytes, records uint64 }
 			for b.Loop() {
 				var c *sample.Capture
-				before := s.Stats().Bytes
-				if fields&sample.FieldStack != 0 {
-					// Streamed: a snapshot holds only 431 stacks.
-					c, err = s.Stream(ctx, device.Start{RateHz: 2000, JitterPct: 25, Fields: fields, Count: 2000}, 0, nil)
+				var received uint64
+				if run.stream != nil {
+					before := s.Stats().Bytes
+					c, err = s.Stream(ctx, *run.stream, 0, nil)
+					received = s.Stats().Bytes - before
 				} else {
-					c, err = drainSnapshot(b, ctx, s, fields)
+					c, received, err = drainSnapshot(b, ctx, s, run.fields)
 				}
 				if err != nil {
 					b.Fatal(err)
 				}
-				if c.Header.Coding != sample.CodingV12 {
-					b.Fatalf("the firmware codes records in %v, want 1.2", c.Header.Coding)
+				if c.Header.Coding != sample.CodingV14 {
+					b.Fatalf("the firmware codes records in %v, want 1.4", c.Header.Coding)
 				}
-				bytes += c.Stats.Bytes - before
+				bytes += received
 				records += uint64(len(c.Records))
-				for i, coding := range []sample.Coding{sample.CodingV12, sample.CodingV10} {
-					n, recs := wireBytes(b, fields, coding, firmwareRecords(board, c.Records))
+				for i, coding := range codings {
+					n, recs := wireBytes(b, run.fields, coding, firmwareRecords(board, c.Records))
 					fw[i].bytes += n
 					fw[i].records += recs
-					n, recs = wireBytes(b, fields, coding, c.Records)
+					n, recs = wireBytes(b, run.fields, coding, c.Records)
 					all[i].bytes += n
 					all[i].records += recs
 				}
 			}
 			b.ReportMetric(float64(bytes)/float64(records), "wire-bytes/sample")
-			b.ReportMetric(float64(all[1].bytes)/float64(all[1].records), "wire-bytes-v1.0/sample")
-			b.ReportMetric(float64(fw[0].bytes)/float64(fw[0].records), "firmware-wire-bytes/sample")
-			b.ReportMetric(float64(fw[1].bytes)/float64(fw[1].records), "firmware-wire-bytes-v1.0/sample")
+			for i, coding := range codings {
+				suffix := "" // the device's own coding: on the line, wire-bytes/sample above
+				if coding != sample.CodingV14 {
+					suffix = "-v" + coding.String()
+					b.ReportMetric(float64(all[i].bytes)/float64(all[i].records), "wire-bytes"+suffix+"/sample")
+				}
+				b.ReportMetric(float64(fw[i].bytes)/float64(fw[i].records), "firmware-wire-bytes"+suffix+"/sample")
+			}
 			b.ReportMetric(float64(records)/float64(b.N), "records/run")
 		})
 	}
 }
 
-// drainSnapshot takes a full snapshot and drains it.
-func drainSnapshot(b *testing.B, ctx context.Context, s *device.Session, fields sample.Fields) (*sample.Capture, error) {
+// drainSnapshot takes a full snapshot and drains it; received is the
+// bytes of the drain (not of the STATUS polls that waited for the run).
+func drainSnapshot(b *testing.B, ctx context.Context, s *device.Session, fields sample.Fields) (c *sample.Capture, received uint64, err error) {
 	b.StopTimer()
 	if err := s.Start(ctx, device.Start{RateHz: 20000, Fields: fields}); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var h *sample.Header
-	var err error
 	for h == nil || h.State != sample.StateHolding {
 		time.Sleep(10 * time.Millisecond)
 		if h, err = s.Status(ctx); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	b.StartTimer()
-	c, err := s.Drain(ctx, h)
+	before := s.Stats().Bytes
+	c, err = s.Drain(ctx, h)
+	received = s.Stats().Bytes - before
 	if err == nil {
 		err = s.Done(ctx)
 	}
-	return c, err
+	return c, received, err
 }
 
 // firmwareRecords are the records of recs outside the board's testbench.
@@ -303,14 +323,15 @@ func firmwareRecords(board *elf.Board, recs []sample.Record) []sample.Record {
 }
 
 // wireBytes frames recs as the device would send them in coding
-// (sample.FillData, one DATA frame after another) and returns their bytes
-// on the wire and their count.
-func wireBytes(b *testing.B, fields sample.Fields, coding sample.Coding, recs []sample.Record) (bytes, records uint64) {
+// (device.DataWriter, one full DATA frame after another) and returns
+// their bytes on the wire and their count.
+func wireBytes(tb testing.TB, fields sample.Fields, coding sample.Coding, recs []sample.Record) (bytes, records uint64) {
+	w := device.NewDataWriter(fields, coding)
 	for first := 0; first < len(recs); {
-		d := device.FillData(uint32(first), fields, coding, recs[first:])
+		d := w.Fill(uint32(first), recs[first:])
 		frame, err := device.EncodeFrame(d)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		bytes += uint64(len(frame))
 		first += len(d.Records)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/profile"
+	"github.com/tcmprof/tcmprof/sample"
 )
 
 // TestStackProfileOnQEMUDemo captures the demo firmware with stacks and
@@ -50,6 +51,18 @@ func TestStackProfileOnQEMUDemo(t *testing.T) {
 		info.Records, info.StackWords, info.Dropped, info.BytesPerRecord)
 	if info.Records < 3000 || info.StackWords != 32 {
 		t.Fatalf("info: %+v", info)
+	}
+	// Issue 25's bar: the record coding of protocol 1.4 sends a stack
+	// record in at most half the bytes protocol 1.2's needs for the same
+	// records (on the demo 40 to 44 %: docs/core.md).
+	c, err := sample.ReadFile(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v12, n := wireBytes(t, c.Header.Fields, sample.CodingV12, c.Records)
+	t.Logf("the same records in the coding of 1.2: %.1f bytes each", float64(v12)/float64(n))
+	if c.Header.Coding != sample.CodingV14 || 2*info.BytesPerRecord*float64(n) > float64(v12) {
+		t.Errorf("coding %v: %.1f bytes per stack record on the line, more than half of 1.2's %.1f", c.Header.Coding, info.BytesPerRecord, float64(v12)/float64(n))
 	}
 
 	code, stdout, stderr = tcmprof("report", "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo", "--json", capture)

@@ -19,9 +19,12 @@ const (
 	// literal stack word (the reference's word, the word before, and the
 	// last v14Slots-2 literals).
 	v14Slots = 1 << v14SlotBits
-	// v14LitBits is the bits of a literal's candidate number.
-	v14LitBits = 6
-	v14LitCands = 1 << v14LitBits
+	// v14LitBits is the bits of a literal's candidate number: the
+	// reference's word, the word before, and the last 6 literals.
+	v14LitBits = 3
+	// v14DictBits is the bits of a place in the dictionary of literals:
+	// the last literal of each of its 64 hash buckets.
+	v14DictBits = 6
 	// v14Threads is the recent threads a THREAD value may name by place.
 	v14Threads = 8
 	// v14Refs is the stacks kept as references, one per thread and mode.
@@ -45,25 +48,49 @@ const (
 type v14State struct {
 	pcs     ring // the last PCs
 	lits    ring // the last literal stack words
+	dict    [1 << v14DictBits]uint32 // literal stack words by hash
 	threads [v14Threads]uint32
 	nThread int
 	refs    [v14Refs]Record // the last stack of each thread and mode, the newest first
 	nRef    int
 }
 
-// ring holds the last values pushed, 0 before any.
+// ring holds the last v14Slots values pushed, 0 before any.
 type ring struct {
-	v    [v14LitCands]uint32
+	v    [v14Slots]uint32
 	head uint8
 }
 
 func (g *ring) push(v uint32) {
-	g.head = (g.head + 1) % v14LitCands
+	g.head = (g.head + 1) % v14Slots
 	g.v[g.head] = v
 }
 
 // at is the j-th newest value (0 the newest).
-func (g *ring) at(j int) uint32 { return g.v[(int(g.head)-j)&(v14LitCands-1)] }
+func (g *ring) at(j int) uint32 { return g.v[(int(g.head)-j)&(v14Slots-1)] }
+
+// dictPlace is w's bucket in the dictionary of literals: the top bits of
+// a multiplicative hash.
+func dictPlace(w uint32) uint32 { return (w * 0x9E3779B1) >> (32 - v14DictBits) }
+
+// literal is the code of literal stack word w: its dictionary place
+// above a 1 when the dictionary holds w there, else its nearest
+// candidate's code above a 0. It makes w the newest literal and the
+// dictionary's word in its place.
+func (c *RecordCoder) literal(r *Record, i int, ref *Record) uint64 {
+	w, s := r.Stack[i], &c.v14
+	code := nearest(w, false, func(j int) uint32 { return c.literalCandidate(r, i, ref, j) }) << 1
+	if p := dictPlace(w); s.dict[p] == w {
+		code = uint64(p)<<1 | 1
+	}
+	s.learnLiteral(w)
+	return code
+}
+
+func (s *v14State) learnLiteral(w uint32) {
+	s.lits.push(w)
+	s.dict[dictPlace(w)] = w
+}
 
 var (
 	errThreadPlace = errors.New("thread refers to a place among recent threads that is empty")
@@ -242,29 +269,60 @@ func (c *RecordCoder) appendStackV14(b []byte, r, last *Record) []byte {
 	defer c.keepRef(*r, ref)
 	for i := 0; i < len(r.Stack); {
 		s, shift := longestMatch(r, i, ref)
+		if s < v14MinRun {
+			s, shift = 0, 0
+		}
 		d := 0
 		for i+s+d < len(r.Stack) {
-			if n, _ := longestMatch(r, i+s+d, ref); n != 0 {
+			if n, _ := longestMatch(r, i+s+d, ref); n >= v14MinRun {
 				break
 			}
 			d++
 		}
-		b = binary.AppendUvarint(b, uint64(s)<<v14ShiftBits|uint64(shift))
-		b = binary.AppendUvarint(b, uint64(d))
+		b = appendRun(b, s, shift, d)
 		for k := i + s; k < i+s+d; k++ {
-			b = binary.AppendUvarint(b, nearest(r.Stack[k], false, func(j int) uint32 { return c.literalCandidate(r, k, ref, j) }))
-			c.v14.lits.push(r.Stack[k])
+			b = binary.AppendUvarint(b, c.literal(r, k, ref))
 		}
 		i += s + d
 	}
 	return b
 }
 
+// v14MinRun is the shortest same run a device sends: a single word equal
+// to the reference's costs a byte as a literal, a run pair two.
+const v14MinRun = 2
+
 // v14ShiftBits is the bits of a same run's shift code: its words equal
 // the reference's at their address plus 4 × unzigzag(code) bytes, -4 to
 // +3 words (a buffer that grows or shrinks in a frame, or a frame a few
 // words off).
 const v14ShiftBits = 3
+
+// appendRun appends a run pair: varint(same << 1 | shifted), then
+// varint(diff), or varint(diff << 3 | shift) when the same run is shifted
+// (its shift code is not 0), so that an unshifted pair keeps to two bytes.
+func appendRun(b []byte, same, shift, diff int) []byte {
+	if shift == 0 {
+		b = binary.AppendUvarint(b, uint64(same)<<1)
+		return binary.AppendUvarint(b, uint64(diff))
+	}
+	b = binary.AppendUvarint(b, uint64(same)<<1|1)
+	return binary.AppendUvarint(b, uint64(diff)<<v14ShiftBits|uint64(shift))
+}
+
+// nextRun reads a run pair (see appendRun).
+func (v *varints) nextRun() (same uint32, shift int, diff uint32, err error) {
+	if same, err = v.next(); err != nil {
+		return 0, 0, 0, err
+	}
+	if diff, err = v.next(); err != nil {
+		return 0, 0, 0, err
+	}
+	if same&1 != 0 {
+		shift, diff = int(diff&(1<<v14ShiftBits-1)), diff>>v14ShiftBits
+	}
+	return same >> 1, shift, diff, nil
+}
 
 // shiftWords is the shift of shift code s in words.
 func shiftWords(s int) int32 { return unzigzag(uint32(s)) }
@@ -413,15 +471,11 @@ func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
 	}
 	ref := c.stackRef(r)
 	for i := uint32(0); i < uint32(words); {
-		v, err := in.next()
+		same, shift, diff, err := in.nextRun()
 		if err != nil {
 			return err
 		}
-		same, off := v>>v14ShiftBits, 4*uint32(shiftWords(int(v&(1<<v14ShiftBits-1))))
-		diff, err := in.next()
-		if err != nil {
-			return err
-		}
+		off := 4 * uint32(shiftWords(shift))
 		if same+diff == 0 || uint64(i)+uint64(same)+uint64(diff) > uint64(words) {
 			return errStackRun
 		}
@@ -434,12 +488,18 @@ func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
 			i++
 		}
 		for ; diff > 0; diff-- {
-			d, j, err := in.nextCode(v14LitBits)
-			if err != nil {
-				return err
+			x, n := binary.Uvarint(in.b[in.off:])
+			if n <= 0 || n > 6 || x >= 1<<(33+v14LitBits) || x&1 != 0 && x>>1 >= 1<<v14DictBits {
+				return errCode
 			}
-			r.Stack[i] = c.literalCandidate(r, int(i), ref, j) + uint32(unzigzag(d))
-			c.v14.lits.push(r.Stack[i])
+			in.off += n
+			if x&1 != 0 {
+				r.Stack[i] = c.v14.dict[x>>1]
+			} else {
+				x >>= 1
+				r.Stack[i] = c.literalCandidate(r, int(i), ref, int(x&(1<<v14LitBits-1))) + uint32(unzigzag(uint32(x>>v14LitBits)))
+			}
+			c.v14.learnLiteral(r.Stack[i])
 			i++
 		}
 	}

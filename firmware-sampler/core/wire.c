@@ -470,22 +470,63 @@ static int32_t v14_shift_words(uint32_t s)
 
 /* The longest same run of r at word i (its words equal ref's at their
  * address shifted by a shift code's words) and its code, the lowest of
- * equally long ones; 0 and 0 when there is none. */
+ * equally long ones; 0 and 0 when there is none. It stops looking once a
+ * run of enough words is found: the diff runs need only know that one of
+ * TCMP_V14_MIN_RUN starts at a word. */
 static uint32_t v14_longest_match(const struct tcmp_record *r, uint32_t i, const struct tcmp_v14_stack *ref,
-				  uint32_t *shift)
+				  uint32_t *shift, uint32_t enough)
 {
-	uint32_t best = 0, w;
+	uint32_t best = 0;
 	*shift = 0;
-	for (uint32_t s = 0; s < (1u << TCMP_V14_SHIFT_BITS); s++) {
-		uint32_t off = 4u * (uint32_t)v14_shift_words(s), n = 0;
-		while (i + n < r->n && v14_word(ref, r->sp + 4u * (i + n) + off, &w) && w == r->stack[i + n])
+	if (ref == NULL)
+		return 0;
+	/* Offsets into ref's words wrap as addresses do: below its SP they
+	 * are large, never under its 4 n. */
+	const uint32_t limit = 4u * ref->n, at = r->sp + 4u * i - ref->sp;
+	for (uint32_t s = 0; s < (1u << TCMP_V14_SHIFT_BITS) && best < enough; s++) {
+		uint32_t off = at + 4u * (uint32_t)v14_shift_words(s), n = 0;
+		while (i + n < r->n && n < enough && off < limit && ref->words[off / 4u] == r->stack[i + n]) {
 			n++;
+			off += 4u;
+		}
 		if (n > best) {
 			best = n;
 			*shift = s;
 		}
 	}
 	return best;
+}
+
+/* A literal's place in the dictionary: the top bits of a multiplicative
+ * hash. */
+static uint32_t v14_dict_place(uint32_t w)
+{
+	return (w * 0x9E3779B1u) >> (32u - TCMP_V14_DICT_BITS);
+}
+
+/* Word k of r as a literal: its dictionary place above a 1 when the
+ * dictionary holds it there, else the code of the nearest of its
+ * candidates (ref's word at its address or 0, the word before or 0, the
+ * last 6 literals) above a 0. Then it is the newest literal and its
+ * place's word. */
+static uint64_t v14_literal(struct tcmp_data_enc *e, const struct tcmp_record *r, uint32_t k,
+			    const struct tcmp_v14_stack *ref)
+{
+	struct tcmp_v14_literals *l = &e->v14->lits;
+	const uint32_t w = r->stack[k], place = v14_dict_place(w);
+	uint64_t code = (uint64_t)place << 1 | 1u;
+	if (l->dict[place] != w) {
+		uint32_t *cand = e->cand;
+		cand[0] = 0;
+		v14_word(ref, r->sp + 4u * k, &cand[0]);
+		cand[1] = k != 0 ? r->stack[k - 1] : 0u;
+		ring_order(cand, l->ring, l->head, 2, TCMP_V14_LIT_BITS);
+		code = nearest_code(w, 0, cand, TCMP_V14_LIT_BITS) << 1;
+	}
+	l->head = (uint8_t)((l->head + 1u) & ((1u << TCMP_V14_LIT_BITS) - 1u));
+	l->ring[l->head] = w;
+	l->dict[place] = w;
+	return code;
 }
 
 /* 1 + the place of thread among the recent threads, 0 when it is not. */
@@ -497,34 +538,30 @@ static uint32_t v14_thread_place(const struct tcmp_v14 *s, uint32_t thread)
 	return 0;
 }
 
-/* The STACK part: SP against last's, n, then runs against the overlapping
- * reference (a same run's words at their address shifted by -4 to +3
- * words, the longest), each literal against the nearest of its 64 candidates (the
- * reference's word, the word before, the last 62 literals). Pushes the
- * literals on the ring. */
+/* The STACK part: SP against last's above n, then runs against the
+ * overlapping reference (a same run's words at their address shifted by -4
+ * to +3 words, the longest, at least TCMP_V14_MIN_RUN), then the literals
+ * (v14_literal), which change the literal state. */
 static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r,
 			const struct tcmp_v14_stack *last, const struct tcmp_v14_stack *ref)
 {
 	struct tcmp_v14 *s = e->v14;
-	uint32_t cand[1u << TCMP_V14_LIT_BITS];
 	size_t len = put_varint64(out, (uint64_t)tcmp_zigzag(r->sp - (last != NULL ? last->sp : s->prev.sp))
 						 << TCMP_V14_COUNT_BITS | r->n);
 	uint32_t i = 0, shift, ignored;
 	while (i < r->n) {
-		uint32_t same = v14_longest_match(r, i, ref, &shift), diff = 0;
-		while (i + same + diff < r->n && v14_longest_match(r, i + same + diff, ref, &ignored) == 0)
+		uint32_t same = v14_longest_match(r, i, ref, &shift, UINT32_MAX), diff = 0;
+		if (same < TCMP_V14_MIN_RUN)
+			same = shift = 0;
+		while (i + same + diff < r->n &&
+		       v14_longest_match(r, i + same + diff, ref, &ignored, TCMP_V14_MIN_RUN) < TCMP_V14_MIN_RUN)
 			diff++;
-		len += tcmp_put_varint(out + len, same << TCMP_V14_SHIFT_BITS | shift);
-		len += tcmp_put_varint(out + len, diff);
-		for (uint32_t k = i + same; k < i + same + diff; k++) {
-			cand[0] = 0;
-			v14_word(ref, r->sp + 4u * k, &cand[0]);
-			cand[1] = k != 0 ? r->stack[k - 1] : 0u;
-			ring_order(cand, s->lits, s->lit_head, 2, TCMP_V14_LIT_BITS);
-			len += put_varint64(out + len, nearest_code(r->stack[k], 0, cand, TCMP_V14_LIT_BITS));
-			s->lit_head = (uint8_t)((s->lit_head + 1u) & ((1u << TCMP_V14_LIT_BITS) - 1u));
-			s->lits[s->lit_head] = r->stack[k];
-		}
+		/* A shifted run says so in the same count's low bit, and its
+		 * shift code goes below the diff count. */
+		len += tcmp_put_varint(out + len, same << 1 | (shift != 0));
+		len += tcmp_put_varint(out + len, shift != 0 ? diff << TCMP_V14_SHIFT_BITS | shift : diff);
+		for (uint32_t k = i + same; k < i + same + diff; k++)
+			len += put_varint64(out + len, v14_literal(e, r, k, ref));
 		i += same + diff;
 	}
 	return len;
@@ -535,9 +572,8 @@ static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp
 static size_t v14_code(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r)
 {
 	struct tcmp_v14 *s = e->v14;
-	uint32_t cand[1u << TCMP_V14_PC_BITS];
-	ring_order(cand, s->pcs, s->pc_head, 0, TCMP_V14_PC_BITS);
-	size_t len = put_varint64(out, nearest_code(r->pc, 1, cand, TCMP_V14_PC_BITS));
+	ring_order(e->cand, s->pcs, s->pc_head, 0, TCMP_V14_PC_BITS);
+	size_t len = put_varint64(out, nearest_code(r->pc, 1, e->cand, TCMP_V14_PC_BITS));
 	const uint32_t exc = r->exc & 0x1FFu;
 	/* With THREAD too, the thread's place code says whether EXC is 0. */
 	const int exc_in_thread = (e->fields & TCMP_FIELD_EXC) && (e->fields & TCMP_FIELD_THREAD);
@@ -607,14 +643,12 @@ static int v14_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
 {
 	struct tcmp_v14 *s = e->v14;
 	const int stack = (e->fields & TCMP_FIELD_STACK) != 0;
-	uint8_t lit_head = s->lit_head;
 	if (stack)
-		memcpy(e->lits_saved, s->lits, sizeof s->lits);
+		e->lits_saved = s->lits;
 	size_t len = v14_code(e->scratch, e, r);
 	if (len > tcmp_frame_room(e->f)) {
 		if (stack)
-			memcpy(s->lits, e->lits_saved, sizeof s->lits);
-		s->lit_head = lit_head;
+			s->lits = e->lits_saved;
 		return 0;
 	}
 	tcmp_frame_bytes(e->f, e->scratch, len);

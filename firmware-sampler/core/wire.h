@@ -113,8 +113,10 @@ struct tcmp_stack_ref {
  * copied (a stream releases the records it sent). About 2.7 KB.
  */
 #define TCMP_V14_PC_BITS 5u
-#define TCMP_V14_LIT_BITS 6u
+#define TCMP_V14_LIT_BITS 3u
+#define TCMP_V14_DICT_BITS 6u
 #define TCMP_V14_SHIFT_BITS 3u
+#define TCMP_V14_MIN_RUN 2u
 #define TCMP_V14_COUNT_BITS 7u
 #define TCMP_V14_THREADS 8u
 #define TCMP_V14_REFS 8u
@@ -122,10 +124,17 @@ struct tcmp_v14_stack {
 	uint32_t thread, handler, lr, sp, n;
 	uint32_t words[TCMP_STACK_WORDS_MAX];
 };
+/* The literal stack words: a ring of the last ones and a dictionary by
+ * hash; saved before a record that may not fit the frame. */
+struct tcmp_v14_literals {
+	uint32_t ring[1u << TCMP_V14_LIT_BITS];
+	uint32_t dict[1u << TCMP_V14_DICT_BITS];
+	uint8_t head;
+};
 struct tcmp_v14 {
 	uint32_t pcs[1u << TCMP_V14_PC_BITS];
-	uint32_t lits[1u << TCMP_V14_LIT_BITS];
-	uint8_t pc_head, lit_head, n_threads, n_refs;
+	struct tcmp_v14_literals lits;
+	uint8_t pc_head, n_threads, n_refs;
 	uint32_t threads[TCMP_V14_THREADS];     /* the newest first */
 	uint8_t ref_order[TCMP_V14_REFS];       /* indices into refs, the newest first */
 	struct tcmp_v14_stack refs[TCMP_V14_REFS];
@@ -151,7 +160,10 @@ struct tcmp_data_enc {
 	uint32_t pcs[TCMP_PC_SLOTS]; /* the last PCs of the frame, the newest first */
 	struct tcmp_stack_ref refs[TCMP_STACK_REF_WINDOW]; /* record count - r at [(count - r) % W] */
 	struct tcmp_v14 *v14;
-	uint32_t lits_saved[1u << TCMP_V14_LIT_BITS]; /* V14's literal ring before the record being added */
+	struct tcmp_v14_literals lits_saved; /* V14's literals before the record being added */
+	/* V14's candidates of a PC or a literal: here, not on the stack of a
+	 * port's thread, which may be small (the QEMU demo's is 2 KB). */
+	uint32_t cand[1u << TCMP_V14_PC_BITS];
 	uint8_t scratch[TCMP_SCRATCH_BYTES];
 };
 void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint8_t coding,

@@ -331,6 +331,22 @@ static void test_v14_data_frames(void)
 	built_len = 0;
 	data_frames_coded(0x1F, TCMP_CODING_V14, 0, chain, 300);
 	expect_file("data_stack_chain_v14.bin", built, built_len);
+
+	/* gen.py's shifted: a list in a frame growing by a word, then two. */
+	static const uint32_t grown0[10] = {0x20200c28u, 0x00000020u, 0x60001001u, 0x60002001u, 0x60003001u,
+					    0x60004001u, 0, 0, 0xaaaaaaaau, 0x60000101u};
+	static const uint32_t grown1[10] = {0x20200c28u, 0x00000021u, 0x60000f01u, 0x60001001u, 0x60002001u,
+					    0x60003001u, 0x60004001u, 0, 0, 0xaaaaaaaau};
+	static const uint32_t grown2[10] = {0x20200c28u, 0x00000022u, 0x60000d01u, 0x60000e01u, 0x60000f01u,
+					    0x60001001u, 0x60002001u, 0x60003001u, 0x60004001u, 0};
+	const struct tcmp_record shifted[3] = {
+		{.pc = 0x60001366u, .lr = 0x60001e51u, .thread = 0x202020a0u, .sp = 0x20201da8u, .n = 10, .stack = grown0},
+		{.pc = 0x60001374u, .lr = 0x60001e51u, .thread = 0x202020a0u, .sp = 0x20201da8u, .n = 10, .stack = grown1},
+		{.pc = 0x60001362u, .lr = 0x60001e51u, .thread = 0x202020a0u, .sp = 0x20201da8u, .n = 10, .stack = grown2},
+	};
+	built_len = 0;
+	data_frames_coded(0x1F, TCMP_CODING_V14, 0, shifted, 3);
+	expect_file("data_stack_shift_v14.bin", built, built_len);
 }
 
 static void test_header_of_a_stack_run(void)

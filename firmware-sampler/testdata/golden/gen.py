@@ -281,7 +281,8 @@ class V14:
 
     def __init__(self):
         self.pcs = [0] * 32          # the newest first
-        self.lits = [0] * 62         # the newest first
+        self.lits = [0] * 6          # the newest first
+        self.dict = [0] * 64         # literals by hash
         self.threads = []            # the newest first, at most 8
         self.refs = []               # stacks kept, the newest first, at most 8
         self.prev = {"pc": 0, "lr": 0, "thread": 0, "sp": 0}
@@ -289,6 +290,7 @@ class V14:
     def copy(self):
         c = V14()
         c.pcs, c.lits, c.threads, c.refs = list(self.pcs), list(self.lits), list(self.threads), list(self.refs)
+        c.dict = list(self.dict)
         c.prev = self.prev
         return c
 
@@ -348,19 +350,32 @@ def encode_v14(fields, rec, st):
 
         def longest(i):
             """The longest same run at i and its shift code, the lowest of equals."""
-            return max((match(i, s), -s) for s in range(8))
+            n, neg = max((match(i, s), -s) for s in range(8))
+            return n, -neg
+
         i = 0
         while i < len(words):
-            sm, neg = longest(i)
+            sm, shift = longest(i)
+            if sm < 2:  # a run is at least 2 words
+                sm, shift = 0, 0
             df = 0
-            while i + sm + df < len(words) and longest(i + sm + df)[0] == 0:
+            while i + sm + df < len(words) and longest(i + sm + df)[0] < 2:
                 df += 1
-            out += varint(sm << 3 | (-neg if sm else 0)) + varint(df)
+            if shift:
+                out += varint(sm << 1 | 1) + varint(df << 3 | shift)
+            else:
+                out += varint(sm << 1) + varint(df)
             for k in range(i + sm, i + sm + df):
-                c0 = covered_word(ref, sp + 4 * k)
-                cands = [c0 or 0, words[k - 1] if k else 0] + st.lits
-                out += uvarint(nearest(words[k], cands, 6, False))
-                st.lits = [words[k]] + st.lits[:-1]
+                w = words[k]
+                place = ((w * 0x9E3779B1) & 0xFFFFFFFF) >> 26
+                if st.dict[place] == w:
+                    out += uvarint(place << 1 | 1)
+                else:
+                    c0 = covered_word(ref, sp + 4 * k)
+                    cands = [c0 or 0, words[k - 1] if k else 0] + st.lits
+                    out += uvarint(nearest(w, cands, 3, False) << 1)
+                st.lits = [w] + st.lits[:-1]
+                st.dict[place] = w
             i += sm + df
         st.refs = ([rec] + [r for r in st.refs if r is not ref])[:8]
     st.pcs = [rec["pc"]] + st.pcs[:-1]
@@ -741,6 +756,21 @@ def files():
     add("data_stack_chain_v14.bin",
         "DATA, PC+LR+EXC+THREAD+STACK, coding 1.4: a key frame and %d frames that continue its coding "
         "(their stacks refer to stacks of the frames before)" % (len(frames) - 1), frames)
+    # A thread keeps a list in its frame that grows by a word or two each
+    # sample: the reference's words a word or two further on (shifted
+    # same runs); a single equal word goes as a literal.
+    base = [0x20200c28, 0x00000020, 0x60001001, 0x60002001, 0x60003001, 0x60004001, 0, 0, 0xaaaaaaaa, 0x60000101]
+    shifted = [
+        {"pc": 0x60001366, "lr": 0x60001e51, "exc": 0, "thread": 0x202020a0, "sp": 0x20201da8, "stack": base},
+        {"pc": 0x60001374, "lr": 0x60001e51, "exc": 0, "thread": 0x202020a0, "sp": 0x20201da8,
+         "stack": [0x20200c28, 0x00000021, 0x60000f01] + base[2:9]},
+        {"pc": 0x60001362, "lr": 0x60001e51, "exc": 0, "thread": 0x202020a0, "sp": 0x20201da8,
+         "stack": [0x20200c28, 0x00000022, 0x60000d01, 0x60000e01, 0x60000f01] + base[2:7]},
+    ]
+    add("data_stack_shift_v14.bin",
+        "DATA, PC+LR+EXC+THREAD+STACK, coding 1.4: same runs a word or two off the reference's addresses, "
+        "a single equal word as a literal, literals from the dictionary",
+        [data_frame(0x1F, 0, shifted, CODING_V14)])
     add("cmd_start_v14.bin", "START asking for coding 1.4: 10 kHz, 25 % jitter, PC, snapshot, 10000 samples",
         [cmd_start(10000, 25, FIELD_PC, 0, 10000, 0, coding=CODING_V14)])
     frames = drain_file(FIELD_PC, 1, 10000, 0, 0, False, CODING_V14)
