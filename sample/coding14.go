@@ -268,18 +268,19 @@ func (c *RecordCoder) appendStackV14(b []byte, r, last *Record) []byte {
 	ref := c.stackRef(r)
 	defer c.keepRef(*r, ref)
 	for i := 0; i < len(r.Stack); {
-		s, shift := longestMatch(r, i, ref)
+		s := sameRun(r, i, ref)
 		if s < v14MinRun {
-			s, shift = 0, 0
+			s = 0
 		}
 		d := 0
 		for i+s+d < len(r.Stack) {
-			if n, _ := longestMatch(r, i+s+d, ref); n >= v14MinRun {
+			if sameRun(r, i+s+d, ref) >= v14MinRun {
 				break
 			}
 			d++
 		}
-		b = appendRun(b, s, shift, d)
+		b = binary.AppendUvarint(b, uint64(s))
+		b = binary.AppendUvarint(b, uint64(d))
 		for k := i + s; k < i+s+d; k++ {
 			b = binary.AppendUvarint(b, c.literal(r, k, ref))
 		}
@@ -292,64 +293,17 @@ func (c *RecordCoder) appendStackV14(b []byte, r, last *Record) []byte {
 // to the reference's costs a byte as a literal, a run pair two.
 const v14MinRun = 2
 
-// v14ShiftBits is the bits of a same run's shift code: its words equal
-// the reference's at their address plus 4 × unzigzag(code) bytes, -4 to
-// +3 words (a buffer that grows or shrinks in a frame, or a frame a few
-// words off).
-const v14ShiftBits = 3
-
-// appendRun appends a run pair: varint(same << 1 | shifted), then
-// varint(diff), or varint(diff << 3 | shift) when the same run is shifted
-// (its shift code is not 0), so that an unshifted pair keeps to two bytes.
-func appendRun(b []byte, same, shift, diff int) []byte {
-	if shift == 0 {
-		b = binary.AppendUvarint(b, uint64(same)<<1)
-		return binary.AppendUvarint(b, uint64(diff))
-	}
-	b = binary.AppendUvarint(b, uint64(same)<<1|1)
-	return binary.AppendUvarint(b, uint64(diff)<<v14ShiftBits|uint64(shift))
-}
-
-// nextRun reads a run pair (see appendRun).
-func (v *varints) nextRun() (same uint32, shift int, diff uint32, err error) {
-	if same, err = v.next(); err != nil {
-		return 0, 0, 0, err
-	}
-	if diff, err = v.next(); err != nil {
-		return 0, 0, 0, err
-	}
-	if same&1 != 0 {
-		shift, diff = int(diff&(1<<v14ShiftBits-1)), diff>>v14ShiftBits
-	}
-	return same >> 1, shift, diff, nil
-}
-
-// shiftWords is the shift of shift code s in words.
-func shiftWords(s int) int32 { return unzigzag(uint32(s)) }
-
-// matchLen is how many words of r from word i equal ref's words at their
-// address shifted by shift code s.
-func matchLen(r *Record, i int, ref *Record, s int) int {
-	off := 4 * uint32(shiftWords(s))
+// sameRun is how many words of r from word i equal ref's words at the
+// same addresses.
+func sameRun(r *Record, i int, ref *Record) int {
 	n := 0
 	for ; i+n < len(r.Stack); n++ {
-		w, ok := coveredWord(ref, r.SP+4*uint32(i+n)+off)
+		w, ok := coveredWord(ref, r.SP+4*uint32(i+n))
 		if !ok || w != r.Stack[i+n] {
 			break
 		}
 	}
 	return n
-}
-
-// longestMatch is the longest same run of r at word i and its shift code,
-// the lowest of equally long ones (0 when there is none).
-func longestMatch(r *Record, i int, ref *Record) (n, shift int) {
-	for s := range 1 << v14ShiftBits {
-		if m := matchLen(r, i, ref, s); m > n {
-			n, shift = m, s
-		}
-	}
-	return n, shift
 }
 
 // v14CountBits is the bits of a stack's word count below its SP delta.
@@ -471,16 +425,19 @@ func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
 	}
 	ref := c.stackRef(r)
 	for i := uint32(0); i < uint32(words); {
-		same, shift, diff, err := in.nextRun()
+		same, err := in.next()
 		if err != nil {
 			return err
 		}
-		off := 4 * uint32(shiftWords(shift))
+		diff, err := in.next()
+		if err != nil {
+			return err
+		}
 		if same+diff == 0 || uint64(i)+uint64(same)+uint64(diff) > uint64(words) {
 			return errStackRun
 		}
 		for ; same > 0; same-- {
-			w, ok := coveredWord(ref, r.SP+4*i+off)
+			w, ok := coveredWord(ref, r.SP+4*i)
 			if !ok {
 				return errStackSame
 			}

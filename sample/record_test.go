@@ -38,7 +38,7 @@ func TestCodingV14Refusals(t *testing.T) {
 	}
 	// PC 0, LR 0, SP 0x100 with 2 words, a run of 1 same word: no reference.
 	c = NewRecordCoder(FieldPC|FieldLR|FieldStack, CodingV14)
-	if _, _, err := c.Read([]byte{0, 0, 0x82, 0x80, 0x04, 1 << 1, 1, 0}); err != errStackSame {
+	if _, _, err := c.Read([]byte{0, 0, 0x82, 0x80, 0x04, 1, 1, 0}); err != errStackSame {
 		t.Errorf("same words without a reference: %v", err)
 	}
 }

@@ -387,34 +387,39 @@ static size_t put_varint64(uint8_t *out, uint64_t v)
 	return n;
 }
 
-/* The smallest of zigzag(d_j) << bits | j over the candidates, where d_j is
- * v minus candidate j (halved for PCs): the nearest, the lowest-numbered of
- * equally near ones. */
-static uint64_t nearest_code(uint32_t v, int half, const uint32_t *cand, uint32_t bits)
+/* V14's PC code: zigzag(halfword delta) from the nearest of the last 32
+ * PCs (the smallest, the newest of equals) above that PC's slot. An exact
+ * repeat ends the search: nothing nearer or newer can follow. */
+static uint64_t v14_pc_code(const struct tcmp_v14 *s, uint32_t pc)
 {
-	uint64_t best = ~(uint64_t)0;
-	for (uint32_t j = 0; j < (1u << bits); j++) {
-		uint32_t d = v - cand[j];
-		if (half)
-			d = halfword_delta(v, cand[j]);
-		uint64_t code = (uint64_t)tcmp_zigzag(d) << bits | j;
-		if (code < best)
-			best = code;
+	const uint32_t mask = (1u << TCMP_V14_PC_BITS) - 1u;
+	uint32_t best = UINT32_MAX, slot = 0;
+	for (uint32_t j = 0; j <= mask && best != 0; j++) {
+		uint32_t zz = tcmp_zigzag(halfword_delta(pc, s->pcs[(s->pc_head - j) & mask]));
+		if (zz < best) {
+			best = zz;
+			slot = j;
+		}
 	}
-	return best;
+	return (uint64_t)best << TCMP_V14_PC_BITS | slot;
 }
 
-/* The j-th newest value of a ring of 2^bits (head the newest). */
-static uint32_t ring_at(const uint32_t *ring, uint8_t head, uint32_t j, uint32_t bits)
+/* V14's code of literal w against its near candidates: zigzag(w - c) of
+ * the nearest, c0 (the reference's word), c1 (the word before) or the
+ * last 6 literals, the lowest-numbered of equals, above its number. */
+static uint64_t v14_near_code(const struct tcmp_v14_literals *l, uint32_t w, uint32_t c0, uint32_t c1)
 {
-	return ring[(head - j) & ((1u << bits) - 1u)];
-}
-
-/* The candidates of the ring in order, the newest first. */
-static void ring_order(uint32_t *out, const uint32_t *ring, uint8_t head, uint32_t from, uint32_t bits)
-{
-	for (uint32_t j = from; j < (1u << bits); j++)
-		out[j] = ring_at(ring, head, j - from, bits);
+	const uint32_t mask = (1u << TCMP_V14_LIT_BITS) - 1u;
+	uint32_t best = UINT32_MAX, slot = 0;
+	for (uint32_t j = 0; j <= mask && best != 0; j++) {
+		uint32_t c = j == 0 ? c0 : j == 1 ? c1 : l->ring[(l->head - (j - 2u)) & mask];
+		uint32_t zz = tcmp_zigzag(w - c);
+		if (zz < best) {
+			best = zz;
+			slot = j;
+		}
+	}
+	return (uint64_t)best << TCMP_V14_LIT_BITS | slot;
 }
 
 /* r's thread and mode as V14 keeps stacks: the thread (0 without THREAD)
@@ -462,39 +467,21 @@ static int v14_word(const struct tcmp_v14_stack *ref, uint32_t addr, uint32_t *w
 	return 1;
 }
 
-/* The shift of a same run's shift code s, in words: unzigzag(s), -4 to +3. */
-static int32_t v14_shift_words(uint32_t s)
+/* How many words of r from word i equal ref's at the same addresses, up
+ * to enough. */
+static uint32_t v14_same_run(const struct tcmp_record *r, uint32_t i, const struct tcmp_v14_stack *ref,
+			     uint32_t enough)
 {
-	return (int32_t)(s >> 1) ^ -(int32_t)(s & 1u);
-}
-
-/* The longest same run of r at word i (its words equal ref's at their
- * address shifted by a shift code's words) and its code, the lowest of
- * equally long ones; 0 and 0 when there is none. It stops looking once a
- * run of enough words is found: the diff runs need only know that one of
- * TCMP_V14_MIN_RUN starts at a word. */
-static uint32_t v14_longest_match(const struct tcmp_record *r, uint32_t i, const struct tcmp_v14_stack *ref,
-				  uint32_t *shift, uint32_t enough)
-{
-	uint32_t best = 0;
-	*shift = 0;
 	if (ref == NULL)
 		return 0;
 	/* Offsets into ref's words wrap as addresses do: below its SP they
 	 * are large, never under its 4 n. */
-	const uint32_t limit = 4u * ref->n, at = r->sp + 4u * i - ref->sp;
-	for (uint32_t s = 0; s < (1u << TCMP_V14_SHIFT_BITS) && best < enough; s++) {
-		uint32_t off = at + 4u * (uint32_t)v14_shift_words(s), n = 0;
-		while (i + n < r->n && n < enough && off < limit && ref->words[off / 4u] == r->stack[i + n]) {
-			n++;
-			off += 4u;
-		}
-		if (n > best) {
-			best = n;
-			*shift = s;
-		}
+	uint32_t off = r->sp + 4u * i - ref->sp, n = 0;
+	while (i + n < r->n && n < enough && off < 4u * ref->n && ref->words[off / 4u] == r->stack[i + n]) {
+		n++;
+		off += 4u;
 	}
-	return best;
+	return n;
 }
 
 /* A literal's place in the dictionary: the top bits of a multiplicative
@@ -516,12 +503,9 @@ static uint64_t v14_literal(struct tcmp_data_enc *e, const struct tcmp_record *r
 	const uint32_t w = r->stack[k], place = v14_dict_place(w);
 	uint64_t code = (uint64_t)place << 1 | 1u;
 	if (l->dict[place] != w) {
-		uint32_t *cand = e->cand;
-		cand[0] = 0;
-		v14_word(ref, r->sp + 4u * k, &cand[0]);
-		cand[1] = k != 0 ? r->stack[k - 1] : 0u;
-		ring_order(cand, l->ring, l->head, 2, TCMP_V14_LIT_BITS);
-		code = nearest_code(w, 0, cand, TCMP_V14_LIT_BITS) << 1;
+		uint32_t c0 = 0;
+		v14_word(ref, r->sp + 4u * k, &c0);
+		code = v14_near_code(l, w, c0, k != 0 ? r->stack[k - 1] : 0u) << 1;
 	}
 	l->head = (uint8_t)((l->head + 1u) & ((1u << TCMP_V14_LIT_BITS) - 1u));
 	l->ring[l->head] = w;
@@ -539,27 +523,24 @@ static uint32_t v14_thread_place(const struct tcmp_v14 *s, uint32_t thread)
 }
 
 /* The STACK part: SP against last's above n, then runs against the
- * overlapping reference (a same run's words at their address shifted by -4
- * to +3 words, the longest, at least TCMP_V14_MIN_RUN), then the literals
- * (v14_literal), which change the literal state. */
+ * overlapping reference (same runs of at least TCMP_V14_MIN_RUN words),
+ * each literal as v14_literal codes it (which changes the literal state). */
 static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r,
 			const struct tcmp_v14_stack *last, const struct tcmp_v14_stack *ref)
 {
 	struct tcmp_v14 *s = e->v14;
 	size_t len = put_varint64(out, (uint64_t)tcmp_zigzag(r->sp - (last != NULL ? last->sp : s->prev.sp))
 						 << TCMP_V14_COUNT_BITS | r->n);
-	uint32_t i = 0, shift, ignored;
+	uint32_t i = 0;
 	while (i < r->n) {
-		uint32_t same = v14_longest_match(r, i, ref, &shift, UINT32_MAX), diff = 0;
+		uint32_t same = v14_same_run(r, i, ref, UINT32_MAX), diff = 0;
 		if (same < TCMP_V14_MIN_RUN)
-			same = shift = 0;
+			same = 0;
 		while (i + same + diff < r->n &&
-		       v14_longest_match(r, i + same + diff, ref, &ignored, TCMP_V14_MIN_RUN) < TCMP_V14_MIN_RUN)
+		       v14_same_run(r, i + same + diff, ref, TCMP_V14_MIN_RUN) < TCMP_V14_MIN_RUN)
 			diff++;
-		/* A shifted run says so in the same count's low bit, and its
-		 * shift code goes below the diff count. */
-		len += tcmp_put_varint(out + len, same << 1 | (shift != 0));
-		len += tcmp_put_varint(out + len, shift != 0 ? diff << TCMP_V14_SHIFT_BITS | shift : diff);
+		len += tcmp_put_varint(out + len, same);
+		len += tcmp_put_varint(out + len, diff);
 		for (uint32_t k = i + same; k < i + same + diff; k++)
 			len += put_varint64(out + len, v14_literal(e, r, k, ref));
 		i += same + diff;
@@ -572,8 +553,7 @@ static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp
 static size_t v14_code(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r)
 {
 	struct tcmp_v14 *s = e->v14;
-	ring_order(e->cand, s->pcs, s->pc_head, 0, TCMP_V14_PC_BITS);
-	size_t len = put_varint64(out, nearest_code(r->pc, 1, e->cand, TCMP_V14_PC_BITS));
+	size_t len = put_varint64(out, v14_pc_code(s, r->pc));
 	const uint32_t exc = r->exc & 0x1FFu;
 	/* With THREAD too, the thread's place code says whether EXC is 0. */
 	const int exc_in_thread = (e->fields & TCMP_FIELD_EXC) && (e->fields & TCMP_FIELD_THREAD);

@@ -115,7 +115,6 @@ struct tcmp_stack_ref {
 #define TCMP_V14_PC_BITS 5u
 #define TCMP_V14_LIT_BITS 3u
 #define TCMP_V14_DICT_BITS 6u
-#define TCMP_V14_SHIFT_BITS 3u
 #define TCMP_V14_MIN_RUN 2u
 #define TCMP_V14_COUNT_BITS 7u
 #define TCMP_V14_THREADS 8u
@@ -161,9 +160,6 @@ struct tcmp_data_enc {
 	struct tcmp_stack_ref refs[TCMP_STACK_REF_WINDOW]; /* record count - r at [(count - r) % W] */
 	struct tcmp_v14 *v14;
 	struct tcmp_v14_literals lits_saved; /* V14's literals before the record being added */
-	/* V14's candidates of a PC or a literal: here, not on the stack of a
-	 * port's thread, which may be small (the QEMU demo's is 2 KB). */
-	uint32_t cand[1u << TCMP_V14_PC_BITS];
 	uint8_t scratch[TCMP_SCRATCH_BYTES];
 };
 void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint8_t coding,

@@ -336,35 +336,25 @@ def encode_v14(fields, rec, st):
         ref = next((r for r in st.refs if v14_key(fields, r) == key and
                     r["sp"] < sp + 4 * len(words) and sp < r["sp"] + 4 * len(r["stack"])), None)
 
-        def match(i, s):
-            """Words from i equal to ref's at their address shifted by
-            unzigzag(s) words."""
-            off = 4 * ((s >> 1) ^ -(s & 1))
+        def same_run(i):
+            """Words from i equal to ref's at the same addresses."""
             n = 0
             while i + n < len(words):
-                w = covered_word(ref, (sp + 4 * (i + n) + off) & 0xFFFFFFFF)
+                w = covered_word(ref, sp + 4 * (i + n))
                 if w is None or w != words[i + n]:
                     break
                 n += 1
             return n
 
-        def longest(i):
-            """The longest same run at i and its shift code, the lowest of equals."""
-            n, neg = max((match(i, s), -s) for s in range(8))
-            return n, -neg
-
         i = 0
         while i < len(words):
-            sm, shift = longest(i)
+            sm = same_run(i)
             if sm < 2:  # a run is at least 2 words
-                sm, shift = 0, 0
+                sm = 0
             df = 0
-            while i + sm + df < len(words) and longest(i + sm + df)[0] < 2:
+            while i + sm + df < len(words) and same_run(i + sm + df) < 2:
                 df += 1
-            if shift:
-                out += varint(sm << 1 | 1) + varint(df << 3 | shift)
-            else:
-                out += varint(sm << 1) + varint(df)
+            out += varint(sm) + varint(df)
             for k in range(i + sm, i + sm + df):
                 w = words[k]
                 place = ((w * 0x9E3779B1) & 0xFFFFFFFF) >> 26
@@ -757,8 +747,8 @@ def files():
         "DATA, PC+LR+EXC+THREAD+STACK, coding 1.4: a key frame and %d frames that continue its coding "
         "(their stacks refer to stacks of the frames before)" % (len(frames) - 1), frames)
     # A thread keeps a list in its frame that grows by a word or two each
-    # sample: the reference's words a word or two further on (shifted
-    # same runs); a single equal word goes as a literal.
+    # sample: the reference's words a word or two further on go as
+    # literals, from the dictionary; a single equal word goes as a literal.
     base = [0x20200c28, 0x00000020, 0x60001001, 0x60002001, 0x60003001, 0x60004001, 0, 0, 0xaaaaaaaa, 0x60000101]
     shifted = [
         {"pc": 0x60001366, "lr": 0x60001e51, "exc": 0, "thread": 0x202020a0, "sp": 0x20201da8, "stack": base},
@@ -768,8 +758,8 @@ def files():
          "stack": [0x20200c28, 0x00000022, 0x60000d01, 0x60000e01, 0x60000f01] + base[2:7]},
     ]
     add("data_stack_shift_v14.bin",
-        "DATA, PC+LR+EXC+THREAD+STACK, coding 1.4: same runs a word or two off the reference's addresses, "
-        "a single equal word as a literal, literals from the dictionary",
+        "DATA, PC+LR+EXC+THREAD+STACK, coding 1.4: the reference's words a word or two off their addresses "
+        "as literals from the dictionary, a single equal word as a literal",
         [data_frame(0x1F, 0, shifted, CODING_V14)])
     add("cmd_start_v14.bin", "START asking for coding 1.4: 10 kHz, 25 % jitter, PC, snapshot, 10000 samples",
         [cmd_start(10000, 25, FIELD_PC, 0, 10000, 0, coding=CODING_V14)])
