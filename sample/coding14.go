@@ -46,8 +46,8 @@ const (
 // v14State is what CodingV14 codes against besides the previous record.
 // Arrays, not slices, so that a copy of the RecordCoder saves it.
 type v14State struct {
-	pcs     ring // the last PCs
-	lits    ring // the last literal stack words
+	pcs     ring                     // the last PCs
+	lits    ring                     // the last literal stack words
 	dict    [1 << v14DictBits]uint32 // literal stack words by hash
 	threads [v14Threads]uint32
 	nThread int
