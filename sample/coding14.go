@@ -424,41 +424,24 @@ func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
 		r.Stack = make([]uint32, words)
 	}
 	ref := c.stackRef(r)
-	for i := uint32(0); i < uint32(words); {
-		same, err := in.next()
-		if err != nil {
-			return err
+	err = in.readRuns(r, ref, func(i uint32) (uint32, error) {
+		x, n := binary.Uvarint(in.b[in.off:])
+		if n <= 0 || n > 6 || x >= 1<<(33+v14LitBits) || x&1 != 0 && x>>1 >= 1<<v14DictBits {
+			return 0, errCode
 		}
-		diff, err := in.next()
-		if err != nil {
-			return err
+		in.off += n
+		var w uint32
+		if x&1 != 0 {
+			w = c.v14.dict[x>>1]
+		} else {
+			x >>= 1
+			w = c.literalCandidate(r, int(i), ref, int(x&(1<<v14LitBits-1))) + uint32(unzigzag(uint32(x>>v14LitBits)))
 		}
-		if same+diff == 0 || uint64(i)+uint64(same)+uint64(diff) > uint64(words) {
-			return errStackRun
-		}
-		for ; same > 0; same-- {
-			w, ok := coveredWord(ref, r.SP+4*i)
-			if !ok {
-				return errStackSame
-			}
-			r.Stack[i] = w
-			i++
-		}
-		for ; diff > 0; diff-- {
-			x, n := binary.Uvarint(in.b[in.off:])
-			if n <= 0 || n > 6 || x >= 1<<(33+v14LitBits) || x&1 != 0 && x>>1 >= 1<<v14DictBits {
-				return errCode
-			}
-			in.off += n
-			if x&1 != 0 {
-				r.Stack[i] = c.v14.dict[x>>1]
-			} else {
-				x >>= 1
-				r.Stack[i] = c.literalCandidate(r, int(i), ref, int(x&(1<<v14LitBits-1))) + uint32(unzigzag(uint32(x>>v14LitBits)))
-			}
-			c.v14.learnLiteral(r.Stack[i])
-			i++
-		}
+		c.v14.learnLiteral(w)
+		return w, nil
+	})
+	if err != nil {
+		return err
 	}
 	c.keepRef(*r, ref)
 	return nil

@@ -483,12 +483,24 @@ func (c *RecordCoder) readStack(in *varints, r *Record) error {
 		ref = c.ref(int(back))
 	}
 	r.Stack = make([]uint32, words)
+	return in.readRuns(r, ref, func(i uint32) (uint32, error) {
+		v, err := next()
+		base, _ := coveredWord(ref, r.SP+4*i)
+		return base + uint32(unzigzag(v)), err
+	})
+}
+
+// readRuns reads the words of r.Stack in runs against ref (codings 0 and
+// 2): varint(same), varint(diff), then diff literals, each read by
+// literal (which gets the word's index), until the words are covered.
+func (in *varints) readRuns(r, ref *Record, literal func(i uint32) (uint32, error)) error {
+	words := uint32(len(r.Stack))
 	for i := uint32(0); i < words; {
-		same, err := next()
+		same, err := in.next()
 		if err != nil {
 			return err
 		}
-		diff, err := next()
+		diff, err := in.next()
 		if err != nil {
 			return err
 		}
@@ -504,12 +516,9 @@ func (c *RecordCoder) readStack(in *varints, r *Record) error {
 			i++
 		}
 		for ; diff > 0; diff-- {
-			v, err := next()
-			if err != nil {
+			if r.Stack[i], err = literal(i); err != nil {
 				return err
 			}
-			base, _ := coveredWord(ref, r.SP+4*i)
-			r.Stack[i] = base + uint32(unzigzag(v))
 			i++
 		}
 	}

@@ -67,7 +67,9 @@ long tcmp_cobs_decode(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
 	return (long)o;
 }
 
-size_t tcmp_put_varint(uint8_t *out, uint32_t v)
+/* Unsigned LEB128 of up to 64 bits: the codes of coding 1's PCs (33 bits)
+ * and of coding 2 (up to 39). */
+static size_t put_varint64(uint8_t *out, uint64_t v)
 {
 	size_t n = 0;
 	while (v >= 0x80u) {
@@ -76,6 +78,11 @@ size_t tcmp_put_varint(uint8_t *out, uint32_t v)
 	}
 	out[n++] = (uint8_t)v;
 	return n;
+}
+
+size_t tcmp_put_varint(uint8_t *out, uint32_t v)
+{
+	return put_varint64(out, v);
 }
 
 void tcmp_frame_begin(struct tcmp_frame *f, uint8_t type)
@@ -224,14 +231,7 @@ static size_t put_nearest_pc(uint8_t *out, const struct tcmp_data_enc *e, uint32
 			slot = j;
 		}
 	}
-	uint64_t code = (uint64_t)best << 2 | slot;
-	size_t n = 0;
-	while (code >= 0x80u) {
-		out[n++] = (uint8_t)(code | 0x80u);
-		code >>= 7;
-	}
-	out[n++] = (uint8_t)code;
-	return n;
+	return put_varint64(out, (uint64_t)best << 2 | slot);
 }
 
 /* Writes varint(v) at out + at when out is not NULL; returns its length. */
@@ -375,17 +375,6 @@ static size_t code_thread_stack(uint8_t *out, const struct tcmp_data_enc *e, con
 }
 
 /* ---- Coding V14 (protocol.md §3, coding 2) ---- */
-
-static size_t put_varint64(uint8_t *out, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80u) {
-		out[n++] = (uint8_t)(v | 0x80u);
-		v >>= 7;
-	}
-	out[n++] = (uint8_t)v;
-	return n;
-}
 
 /* V14's PC code: zigzag(halfword delta) from the nearest of the last 32
  * PCs (the smallest, the newest of equals) above that PC's slot. An exact

@@ -103,14 +103,19 @@ def wire(p):
     return b"\x00" + enc + b"\x00"
 
 
-def varint(v):
-    assert 0 <= v < 1 << 32
+def uvarint(v):
+    """Unsigned LEB128 of any width (codings 1 and 2 have codes of up to 39 bits)."""
     out = bytearray()
     while v >= 0x80:
         out.append((v & 0x7F) | 0x80)
         v >>= 7
     out.append(v)
     return bytes(out)
+
+
+def varint(v):
+    assert 0 <= v < 1 << 32
+    return uvarint(v)
 
 
 def s32(v):
@@ -233,12 +238,7 @@ def nearest_pc(pc, pcs):
     best, slot = min((zigzag(s32(pc - h) >> 1), j) for j, h in enumerate(pcs))
     code = best << 2 | slot
     assert code < 1 << 33
-    out = bytearray()
-    while code >= 0x80:
-        out.append((code & 0x7F) | 0x80)
-        code >>= 7
-    out.append(code)
-    return bytes(out)
+    return uvarint(code)
 
 
 def encode_record(fields, rec, prev, earlier=(), coding=CODING_V10):
@@ -262,15 +262,6 @@ def encode_record(fields, rec, prev, earlier=(), coding=CODING_V10):
             out += encode_thread_stack(fields, rec, prev, earlier)
         else:
             out += encode_stack(rec, prev, earlier)
-    return bytes(out)
-
-
-def uvarint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
     return bytes(out)
 
 
