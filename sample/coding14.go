@@ -79,17 +79,41 @@ func dictPlace(w uint32) uint32 { return (w * 0x9E3779B1) >> (32 - v14DictBits) 
 // dictionary's word in its place.
 func (c *RecordCoder) literal(r *Record, i int, ref *Record) uint64 {
 	w, s := r.Stack[i], &c.v14
-	code := nearest(w, false, func(j int) uint32 { return c.literalCandidate(r, i, ref, j) }) << 1
-	if p := dictPlace(w); s.dict[p] == w {
-		code = uint64(p)<<1 | 1
-	}
-	s.learnLiteral(w)
+	code := s.dictOr(w, nearest(w, false, func(j int) uint32 { return c.literalCandidate(r, i, ref, j) }))
+	s.lits.push(w)
 	return code
 }
 
-func (s *v14State) learnLiteral(w uint32) {
-	s.lits.push(w)
+// dictOr is the code of w that a dictionary hit may replace: w's place
+// above a 1 when the dictionary holds w there, else code above a 0. Then
+// w is its place's word.
+func (s *v14State) dictOr(w uint32, code uint64) uint64 {
+	p := dictPlace(w)
+	code <<= 1
+	if s.dict[p] == w {
+		code = uint64(p)<<1 | 1
+	}
+	s.dict[p] = w
+	return code
+}
+
+// fromDict reads a code of dictOr: the dictionary's word for a hit, else
+// other(x), x the code above the 0; the word then takes its place. bits
+// is the width of the codes other reads.
+func (s *v14State) fromDict(in *varints, bits int, other func(x uint64) uint32) (uint32, error) {
+	x, n := binary.Uvarint(in.b[in.off:])
+	if n <= 0 || n > 6 || x >= 1<<(bits+1) || x&1 != 0 && x>>1 >= 1<<v14DictBits {
+		return 0, errCode
+	}
+	in.off += n
+	var w uint32
+	if x&1 != 0 {
+		w = s.dict[x>>1]
+	} else {
+		w = other(x >> 1)
+	}
 	s.dict[dictPlace(w)] = w
+	return w, nil
 }
 
 var (
@@ -246,7 +270,12 @@ func (c *RecordCoder) appendV14(b []byte, r Record) []byte {
 		if last != nil {
 			base = last.LR
 		}
-		b = binary.AppendUvarint(b, uint64(zigzag(int32(r.LR-base))))
+		code := uint64(zigzag(int32(r.LR - base)))
+		if c.fields&FieldStack != 0 {
+			// LR is often a return address a stack held before.
+			code = s.dictOr(r.LR, code)
+		}
+		b = binary.AppendUvarint(b, code)
 	}
 	if c.fields&FieldStack != 0 {
 		b = c.appendStackV14(b, &r, last)
@@ -386,14 +415,19 @@ func (c *RecordCoder) readV14(b []byte) (Record, int, error) {
 		last = c.lastStack(&r)
 	}
 	if c.fields&FieldLR != 0 {
-		if v, err = in.next(); err != nil {
-			return r, 0, err
-		}
 		base := c.prev.LR
 		if last != nil {
 			base = last.LR
 		}
-		r.LR = base + uint32(unzigzag(v))
+		if c.fields&FieldStack != 0 {
+			r.LR, err = s.fromDict(in, 32, func(x uint64) uint32 { return base + uint32(unzigzag(uint32(x))) })
+		} else {
+			v, err = in.next()
+			r.LR = base + uint32(unzigzag(v))
+		}
+		if err != nil {
+			return r, 0, err
+		}
 	}
 	if c.fields&FieldStack != 0 {
 		if err := c.readStackV14(in, &r, last); err != nil {
@@ -425,20 +459,11 @@ func (c *RecordCoder) readStackV14(in *varints, r, last *Record) error {
 	}
 	ref := c.stackRef(r)
 	err = in.readRuns(r, ref, func(i uint32) (uint32, error) {
-		x, n := binary.Uvarint(in.b[in.off:])
-		if n <= 0 || n > 6 || x >= 1<<(33+v14LitBits) || x&1 != 0 && x>>1 >= 1<<v14DictBits {
-			return 0, errCode
-		}
-		in.off += n
-		var w uint32
-		if x&1 != 0 {
-			w = c.v14.dict[x>>1]
-		} else {
-			x >>= 1
-			w = c.literalCandidate(r, int(i), ref, int(x&(1<<v14LitBits-1))) + uint32(unzigzag(uint32(x>>v14LitBits)))
-		}
-		c.v14.learnLiteral(w)
-		return w, nil
+		w, err := c.v14.fromDict(in, 32+v14LitBits, func(x uint64) uint32 {
+			return c.literalCandidate(r, int(i), ref, int(x&(1<<v14LitBits-1))) + uint32(unzigzag(uint32(x>>v14LitBits)))
+		})
+		c.v14.lits.push(w)
+		return w, err
 	})
 	if err != nil {
 		return err

@@ -502,6 +502,17 @@ static uint64_t v14_literal(struct tcmp_data_enc *e, const struct tcmp_record *r
 	return code;
 }
 
+/* V14's LR code in a run with STACK: its dictionary place above a 1 when
+ * the dictionary holds it (a return address a stack held before), else
+ * zigzag(lr - base) above a 0; then LR is its place's word. */
+static uint64_t v14_lr_code(struct tcmp_v14_literals *l, uint32_t lr, uint32_t base)
+{
+	const uint32_t place = v14_dict_place(lr);
+	uint64_t code = l->dict[place] == lr ? (uint64_t)place << 1 | 1u : (uint64_t)tcmp_zigzag(lr - base) << 1;
+	l->dict[place] = lr;
+	return code;
+}
+
 /* 1 + the place of thread among the recent threads, 0 when it is not. */
 static uint32_t v14_thread_place(const struct tcmp_v14 *s, uint32_t thread)
 {
@@ -538,7 +549,7 @@ static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp
 }
 
 /* r in V14: PC, EXC, THREAD, LR, STACK (protocol.md §3, coding 2).
- * Changes only the literal ring. */
+ * Changes only the literal state (the ring and the dictionary). */
 static size_t v14_code(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r)
 {
 	struct tcmp_v14 *s = e->v14;
@@ -559,8 +570,11 @@ static size_t v14_code(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_
 	const struct tcmp_v14_stack *last = NULL;
 	if (e->fields & TCMP_FIELD_STACK)
 		last = v14_ref(s, v14_kept(e, r, 0));
-	if (e->fields & TCMP_FIELD_LR)
-		len += tcmp_put_varint(out + len, tcmp_zigzag(r->lr - (last != NULL ? last->lr : s->prev.lr)));
+	if (e->fields & TCMP_FIELD_LR) {
+		const uint32_t base = last != NULL ? last->lr : s->prev.lr;
+		len += (e->fields & TCMP_FIELD_STACK) ? put_varint64(out + len, v14_lr_code(&s->lits, r->lr, base))
+						       : tcmp_put_varint(out + len, tcmp_zigzag(r->lr - base));
+	}
 	if (e->fields & TCMP_FIELD_STACK)
 		len += v14_stack(out + len, e, r, last, v14_ref(s, v14_kept(e, r, 1)));
 	return len;

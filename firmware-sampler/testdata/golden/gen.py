@@ -319,7 +319,12 @@ def encode_v14(fields, rec, st):
     key = v14_key(fields, rec)
     last = next((r for r in st.refs if v14_key(fields, r) == key), None) if fields & FIELD_STACK else None
     if fields & FIELD_LR:
-        out += varint(zigzag(s32(rec["lr"] - (last["lr"] if last else st.prev["lr"]))))
+        code = zigzag(s32(rec["lr"] - (last["lr"] if last else st.prev["lr"])))
+        if fields & FIELD_STACK:  # a return address a stack held before: from the dictionary
+            place = ((rec["lr"] * 0x9E3779B1) & 0xFFFFFFFF) >> 26
+            code = place << 1 | 1 if st.dict[place] == rec["lr"] else code << 1
+            st.dict[place] = rec["lr"]
+        out += uvarint(code)
     if fields & FIELD_STACK:
         words = rec["stack"]
         sp = rec["sp"]
