@@ -72,11 +72,18 @@ long tcmp_cobs_decode(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
 static size_t put_varint64(uint8_t *out, uint64_t v)
 {
 	size_t n = 0;
-	while (v >= 0x80u) {
+	while (v > 0xFFFFFFFFu) {
 		out[n++] = (uint8_t)(v | 0x80u);
 		v >>= 7;
 	}
-	out[n++] = (uint8_t)v;
+	/* The rest in 32 bits: a 64-bit shift is a call or three
+	 * instructions on the M7, and most codes fit 32 bits. */
+	uint32_t w = (uint32_t)v;
+	while (w >= 0x80u) {
+		out[n++] = (uint8_t)(w | 0x80u);
+		w >>= 7;
+	}
+	out[n++] = (uint8_t)w;
 	return n;
 }
 
