@@ -110,7 +110,9 @@ func TestGoldenOutputs(t *testing.T) {
 		{"rank.txt", append([]string{"rank", r.before}, build...), "", 0, false},
 		{"rank.json", append([]string{"rank", "--json", r.before}, build...), "", 0, false},
 		{"plan.txt", append([]string{"plan", r.before, "--budget", "4K", "--format", "json", "-o", outFile("plan.json"),
-			"--format", "ld", "-o", outFile("itcm.ld"), "--format", "list", "-o", outFile("plan.list")}, build...), "", 0, false},
+			"--format", "ld", "-o", outFile("itcm.ld"), "--format", "list", "-o", outFile("plan.list"),
+			"--format", "curve", "-o", outFile("curve.txt")}, build...), "", 0, false},
+		{"plan.curve", nil, outFile("curve.txt"), 0, false},
 		{"plan.json", nil, outFile("plan.json"), 0, false},
 		{"plan.ld", nil, outFile("itcm.ld"), 0, false},
 		{"plan.list", nil, outFile("plan.list"), 0, false},
@@ -136,6 +138,13 @@ func TestGoldenOutputs(t *testing.T) {
 		{"report-unmapped.txt", append([]string{"report", unmapped}, remapped...), "", 0, true},
 		{"report-mix.txt", append([]string{"report", echo + ":3", bulk + ":1"}, build...), "", 0, true},
 		{"plan-mix.txt", append([]string{"plan", echo + ":3", bulk + ":1", "--budget", "256", "--min-samples", "1"}, build...), "", 0, true},
+		{"rank-mix.txt", append([]string{"rank", echo + ":3", bulk + ":1"}, build...), "", 0, false},
+		// --wide: every column, names with their source paths, one line
+		// per sentence (what the 80-column text leaves out).
+		{"report-wide.txt", append([]string{"report", "--wide", r.before}, build...), "", 0, false},
+		{"rank-wide.txt", append([]string{"rank", "--wide", r.before}, build...), "", 0, false},
+		{"plan-wide.txt", append([]string{"plan", "--wide", r.before, "--budget", "4K"}, build...), "", 0, false},
+		{"plan-mix-wide.txt", append([]string{"plan", "--wide", echo + ":3", bulk + ":1", "--budget", "256", "--min-samples", "1"}, build...), "", 0, false},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var got []byte
@@ -144,7 +153,12 @@ func TestGoldenOutputs(t *testing.T) {
 				if code != tc.code {
 					t.Fatalf("%s: exit %d, want %d\n%s", strings.Join(tc.args, " "), code, tc.code, stderr)
 				}
-				got = []byte(stdout)
+				got = []byte(strings.ReplaceAll(stdout, out, "$OUT"))
+				// Standard output only: warnings and errors on standard
+				// error are one line each, for a terminal to wrap.
+				if fitsEighty(tc.args) {
+					checkFits(t, strings.Join(tc.args[:1], " "), stdout)
+				}
 				if tc.stderr {
 					got = []byte(strings.ReplaceAll(stderr+stdout, out, "$OUT"))
 				}
@@ -153,6 +167,9 @@ func TestGoldenOutputs(t *testing.T) {
 				if got, err = os.ReadFile(tc.file); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if tc.golden == "plan.curve" {
+				checkFits(t, "plan --format curve", string(got))
 			}
 			if strings.HasSuffix(tc.file, ".pb.gz") {
 				got = profileText(t, got, r.fw.Dir)

@@ -215,6 +215,12 @@ func (f *tableFlags) add(c *cobra.Command, rows string) {
 	c.Flags().IntVar(&f.top, "top", 30, rows+" to list (0 = all)")
 }
 
+// addWideFlag adds --wide to a command whose text fits 80 columns by
+// leaving columns out and cutting long names.
+func addWideFlag(c *cobra.Command, wide *bool) {
+	c.Flags().BoolVar(wide, "wide", false, "every column, whole names, lines as long as they are")
+}
+
 func (f *tableFlags) validate() error {
 	if f.top < 0 {
 		return errors.New("--top must be 0 (all) or more")
