@@ -31,7 +31,9 @@ func WriteCurveTable(w io.Writer, curve []CurvePoint, cyclesPerUnit float64, wid
 	if cyclesPerUnit > 0 {
 		cycles = "cycles/unit"
 	}
-	head := []string{"budget", "plan", "bytes", "pp/KiB", cycles, "greedy", "greedy " + cycles, "optimal"}
+	// The plan's columns, then greedy's share and its cycles under a
+	// second "cycles": "greedy cycles/unit" would pass 80 columns.
+	head := []string{"budget", "plan", "bytes", "pp/KiB", cycles, "greedy", cycles, "optimal"}
 	if wide {
 		head = []string{"budget", "plan", "bytes", "greedy", "bytes", "%/KiB", "pp/KiB", "optimal", cycles, "greedy " + cycles}
 	}

@@ -13,9 +13,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/internal/golden"
+	"github.com/tcmprof/tcmprof/internal/texttable"
 )
 
 // graphInput is a hand-made image: a boot path that reaches memcpy, a hot
@@ -570,5 +572,29 @@ func TestCurveSVG(t *testing.T) {
 	var table bytes.Buffer
 	if err := WriteCurveTable(&table, plan.Curve, 0, false); err != nil || strings.Count(table.String(), "\n") != len(plan.Curve)+1 {
 		t.Errorf("curve table:\n%s", table.String())
+	}
+}
+
+// The curve table fits 80 columns at its widest: a 512 KiB ITCM, plans of
+// six-digit sizes, a steep curve, and cycles per unit of a modelled
+// capture (the longest headings).
+func TestCurveTableFitsEightyColumns(t *testing.T) {
+	var curve []CurvePoint
+	for b := uint32(0); b <= 512<<10; b += 4 << 10 {
+		share := min(1, float64(b)/(4<<10))
+		p := Prediction{Samples: 11119, Share: share, StallShare: 0.5 * share}
+		p.Bytes = int64(b)
+		curve = append(curve, CurvePoint{Budget: b, Exact: p, Greedy: p})
+	}
+	for _, perUnit := range []float64{0, 1234567} {
+		var table bytes.Buffer
+		if err := WriteCurveTable(&table, curve, perUnit, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(table.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > texttable.Width {
+				t.Errorf("cycles per unit %v: a %d-column line %q", perUnit, n, line)
+			}
+		}
 	}
 }
