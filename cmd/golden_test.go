@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	pprof "github.com/google/pprof/profile"
 
@@ -79,8 +81,23 @@ func TestGoldenOutputs(t *testing.T) {
 	outFile := func(name string) string { return filepath.Join(out, name) }
 	// sim: the hand-made trace of sim_test.go over the same firmware, in a
 	// cache of two lines so that its functions evict each other.
-	simArgs := append([]string{"sim", "--unit", "nonleaf", "--warmup", "1", "--units", "20", "--icache-size", "64",
-		"--icache-ways", "1", newSimFixture(t, r.fw.BuildID(t)).trace}, build...)
+	simArgs := slices.Clip(append([]string{"sim", "--unit", "nonleaf", "--warmup", "1", "--units", "20", "--icache-size", "64",
+		"--icache-ways", "1", newSimFixture(t, r.fw.BuildID(t)).trace}, build...))
+	// The capture the board would take, as sim models it, at a clock slow
+	// enough for the short trace to hold samples; the time it was modelled
+	// at is set to a fixed one (the only figure of it that varies).
+	model := outFile("model.tcmcap")
+	if code, _, stderr := tcmprof(append(simArgs, "--capture", model, "--clock", "6000000", "--rate", "100000")...); code != 0 {
+		t.Fatalf("sim --capture: exit %d: %s", code, stderr)
+	}
+	modelled, err := sample.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modelled.Host.Time = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	if err := sample.WriteFile(model, modelled); err != nil {
+		t.Fatal(err)
+	}
 	// Captures whose figures mean nothing as they stand (issue 26): no
 	// samples; all of them outside the image although the build-ids
 	// agree; some in code the board has no memory region for (remapped.dts
@@ -111,8 +128,9 @@ func TestGoldenOutputs(t *testing.T) {
 		{"rank.json", append([]string{"rank", "--json", r.before}, build...), "", 0, false},
 		{"plan.txt", append([]string{"plan", r.before, "--budget", "4K", "--format", "json", "-o", outFile("plan.json"),
 			"--format", "ld", "-o", outFile("itcm.ld"), "--format", "list", "-o", outFile("plan.list"),
-			"--format", "curve", "-o", outFile("curve.txt")}, build...), "", 0, false},
+			"--format", "curve", "-o", outFile("curve.txt"), "--svg", outFile("curve.svg")}, build...), "", 0, false},
 		{"plan.curve", nil, outFile("curve.txt"), 0, false},
+		{"plan-curve.svg", nil, outFile("curve.svg"), 0, false},
 		{"plan.json", nil, outFile("plan.json"), 0, false},
 		{"plan.ld", nil, outFile("itcm.ld"), 0, false},
 		{"plan.list", nil, outFile("plan.list"), 0, false},
@@ -129,6 +147,9 @@ func TestGoldenOutputs(t *testing.T) {
 		{"symbolize.json", []string{"symbolize", "--json", "--elf", r.fw.ELF, hexAddr(r.fw.Find(t, "hash_buf", `^eor`, 0)), "0x70000000"}, "", 0, false},
 		{"sim.txt", simArgs, "", 0, false},
 		{"sim.json", append(simArgs, "--json"), "", 0, false},
+		{"sim-model.tcmcap", nil, model, 0, false},
+		{"sim-model-info.txt", []string{"info", model}, "", 0, false},
+		{"sim-model-report.txt", append([]string{"report", model}, build...), "", 0, false},
 		{"report-empty.txt", append([]string{"report", empty}, build...), "", 0, true},
 		{"report-outside.txt", append([]string{"report", outside}, build...), "", 0, true},
 		{"report-empty.json", append([]string{"report", "--json", empty}, build...), "", 0, false},
