@@ -206,24 +206,39 @@ func TestGoldenOutputs(t *testing.T) {
 	}
 }
 
-// TestGoldenOutputsWithoutAToolchain pins what needs no firmware built:
-// info reads the checked-in capture of sample/testdata, so it runs where
-// arm-none-eabi-gcc is missing (issue 27 §5), unlike TestGoldenOutputs.
+// TestGoldenOutputsWithoutAToolchain pins what needs no firmware built,
+// so it runs where arm-none-eabi-gcc is missing (issue 27 §5), unlike
+// TestGoldenOutputs: info reads the checked-in capture of sample/testdata,
+// and bench compare the two udp-echo runs of loadtest/testdata (whose
+// table, CSV and SVG loadtest's TestRunOutputs pins).
 func TestGoldenOutputsWithoutAToolchain(t *testing.T) {
 	demo := filepath.Join("..", "sample", "testdata", "v1.0-qemu-demo.tcmcap")
+	stock, itcm := filepath.Join("..", "loadtest", "testdata", "stock.json"), filepath.Join("..", "loadtest", "testdata", "itcm.json")
+	compareSVG := filepath.Join(t.TempDir(), "compare.svg")
 	for _, tc := range []struct {
 		golden string
-		args   []string
+		args   []string // nil: the file an earlier command wrote
+		file   string
 	}{
-		{"info.txt", []string{"info", demo}},
-		{"info.json", []string{"info", "--json", demo}},
+		{"info.txt", []string{"info", demo}, ""},
+		{"info.json", []string{"info", "--json", demo}, ""},
+		{"bench-compare.txt", []string{"bench", "compare", stock, itcm, "--svg", compareSVG}, ""},
+		{"bench-compare.svg", nil, compareSVG},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			code, stdout, stderr := tcmprof(tc.args...)
-			if code != 0 {
-				t.Fatalf("%s: exit %d\n%s", strings.Join(tc.args, " "), code, stderr)
+			got, err := os.ReadFile(tc.file)
+			if tc.args != nil {
+				var code int
+				var stdout, stderr string
+				if code, stdout, stderr = tcmprof(tc.args...); code != 0 {
+					t.Fatalf("%s: exit %d\n%s", strings.Join(tc.args, " "), code, stderr)
+				}
+				got, err = []byte(stdout), nil
 			}
-			golden.Check(t, filepath.Join("testdata", "golden", tc.golden), []byte(stdout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, filepath.Join("testdata", "golden", tc.golden), got)
 		})
 	}
 }
