@@ -223,14 +223,13 @@ func Phrases(s, sep string) []string {
 // with indent; the first keeps the spaces its first phrase begins with.
 func Wrap(width int, indent string, phrases ...string) string {
 	var b strings.Builder
-	if len(phrases) > 0 {
-		lead := phrases[0][:len(phrases[0])-len(strings.TrimLeft(phrases[0], " "))]
-		b.WriteString(lead)
-		phrases[0] = phrases[0][len(lead):]
-	}
-	n := utf8.RuneCountInString(b.String()) // runes on the current line
 	var words []string
-	for _, p := range phrases {
+	for i, p := range phrases {
+		if i == 0 { // its leading spaces stay, before the first word
+			trimmed := strings.TrimLeft(p, " ")
+			b.WriteString(p[:len(p)-len(trimmed)])
+			p = trimmed
+		}
 		if width > 0 && utf8.RuneCountInString(indent+p) > width {
 			for _, wd := range strings.Fields(p) {
 				words = append(words, shorten([]string{wd}, []int{width - utf8.RuneCountInString(indent)})[0])
@@ -239,6 +238,7 @@ func Wrap(width int, indent string, phrases ...string) string {
 			words = append(words, p)
 		}
 	}
+	n := utf8.RuneCountInString(b.String()) // runes on the current line
 	for i, wd := range words {
 		wn := utf8.RuneCountInString(wd)
 		switch {
