@@ -87,7 +87,7 @@ func (a *Analysis) summary() []string {
 	if flash > 0 {
 		f := a.Footprint
 		s[0] += ","
-		s = append(s, fmt.Sprintf("in %d functions touching %d distinct %d-byte lines = %s (I-cache %s)",
+		s = append(s, fmt.Sprintf("in %d functions, %d distinct %d-byte lines = %s (I-cache %s)",
 			a.FlashFunctions, f.Lines, f.Geometry.LineSize, kb(f.Bytes), kb(int(f.Geometry.Size))))
 	}
 	return s
