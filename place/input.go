@@ -34,12 +34,16 @@ type FuncKey struct {
 }
 
 func (k FuncKey) String() string {
-	name := elf.WithClone(k.Base, k.Clone)
+	name := k.Name()
 	if k.Source == "" {
 		return name
 	}
 	return name + " (" + k.Source + ")"
 }
+
+// Name is the function's name without its source: the base name with
+// the clone suffix as GCC writes it ("run_burst [clone .isra.0]").
+func (k FuncKey) Name() string { return elf.WithClone(k.Base, k.Clone) }
 
 // KeyFor builds the FuncKey of symbol compiled from source.
 func KeyFor(source, symbol string) FuncKey {
