@@ -40,6 +40,13 @@ type LineHeat struct {
 	Addr    uint32  `json:"addr"` // the line's address in the planned-from image
 	Stalls  float64 `json:"stalls"`
 	Entries float64 `json:"entries"`
+	// Insns counts the instructions that end in the line and Samples
+	// their busy samples, stalls included: pooled over a function, the
+	// samples less the stalls per instruction say how often its
+	// straight-line code runs, with more samples behind it than a line
+	// entry's few.
+	Insns   int `json:"insns"`
+	Samples int `json:"samples"`
 }
 
 // StallLines is StallSamples with the estimate split by cache line, for
@@ -88,6 +95,8 @@ func StallLines(insns []elf.Instruction, samples map[uint32]int, line uint32) (f
 			lines = append(lines, LineHeat{Addr: addr})
 		}
 		l := &lines[len(lines)-1]
+		l.Insns++
+		l.Samples += samples[in.Addr]
 		if !entry[i] {
 			continue
 		}

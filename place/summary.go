@@ -32,7 +32,7 @@ func WriteSummary(w io.Writer, p *Plan, wide bool) error {
 		fmt.Sprintf("cycles: %s of now", predictedCycles(pr, 0)))
 	if pr.CyclesHigh > 0 {
 		say(fmt.Sprintf("cycles: between %s and %s of now", wording.Percent(pr.CyclesLow), wording.Percent(pr.CyclesHigh)),
-			"(no stall left at all;", "the code left in flash stalling as predicted,", fmt.Sprintf("+%.0f %% for its layout)", 100*LayoutLuck))
+			"(no stall left at all;", "every sampled line left in flash", "counted as fetched on every pass,", fmt.Sprintf("+%.0f %% for its layout)", 100*LayoutLuck))
 	}
 	if p.CyclesPerUnit > 0 {
 		between := ""
@@ -49,8 +49,8 @@ func WriteSummary(w io.Writer, p *Plan, wide bool) error {
 		objective = ObjectiveSamples
 	}
 	switch {
-	case objective == ObjectiveStalls:
-		say("objective stalls:", "the fewest predicted stalls of the stalls knapsack,", "greedy by stalls per byte and density-greedy")
+	case objective == ObjectiveStalls && p.Chosen != "":
+		say(append([]string{"objective stalls:", "the fewest stalls predicted of five plans", "(docs/placement.md); chosen:"}, texttable.Phrases(p.Chosen, ", ")...)...)
 	case !objective.exact():
 		say(fmt.Sprintf("objective %s: a greedy ranking", objective))
 	case p.Optimal:
