@@ -379,28 +379,39 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 		samplesTable = samples.layoutTable(int64(largest))
 	}
 	var chosen string // of the last plan1, for Plan.Chosen
-	plan1 := func(b uint32, nodes int) (sel []bool, optimal bool, upper int64) {
+	// plan1 plans at budget b; search says to run the set search, which
+	// takes the plan's own budget about as long as the rest of planning
+	// on a real image (410 candidates), so the curve's other points
+	// choose among the other four plans.
+	plan1 := func(b uint32, nodes int, search bool) (sel []bool, optimal bool, upper int64) {
 		if table == nil {
 			return p.greedy(int64(b)), false, 0
 		}
 		sel, optimal, upper = p.solve(table, int64(b), nodes)
-		if samples != nil {
-			// The knapsacks count each function's own stalls or
-			// samples; the prediction also sees the code left behind,
-			// and the set greedy searches by it. The samples plan
-			// first: it wins ties.
-			most, _, _ := samples.solve(samplesTable, int64(b), nodes)
-			sel, chosen = p.pressure.choose(p, int64(b),
-				candidate{"the exact samples plan", most},
-				candidate{"density-greedy", density.greedy(int64(b))},
-				candidate{"the stalls knapsack", sel},
-				candidate{"greedy by stalls per byte", p.greedy(int64(b))},
-				candidate{"the set search", p.pressure.greedy(p, int64(b))})
-			optimal, upper = false, 0
+		if samples == nil {
+			return sel, optimal, upper
 		}
-		return sel, optimal, upper
+		most, mostOptimal, _ := samples.solve(samplesTable, int64(b), nodes)
+		if !slices.Contains(most, false) {
+			// Every candidate fits: there is nothing to choose.
+			chosen = "every candidate fits the budget"
+			return most, mostOptimal, 0
+		}
+		// The knapsacks count each function's own stalls or samples;
+		// the prediction also sees the code left behind, and the set
+		// search searches by it. The samples plan first: it wins ties.
+		cands := []candidate{{"the exact samples plan", most},
+			{"density-greedy", density.greedy(int64(b))},
+			{"the stalls knapsack", sel},
+			{"greedy by stalls per byte", p.greedy(int64(b))}}
+		if search {
+			cands = append(cands, candidate{"the set search", p.pressure.greedy(p, int64(b))})
+		}
+		sel, why := p.pressure.choose(p, int64(b), cands...)
+		chosen = fmt.Sprintf("the fewest stalls predicted of %d plans (docs/placement.md): %s", len(cands), why)
+		return sel, false, 0
 	}
-	sel, optimal, upper := plan1(budget, opt.SearchNodes)
+	sel, optimal, upper := plan1(budget, opt.SearchNodes, true)
 	plan.Chosen = chosen
 	if err := p.checkFits(sel, int64(budget)); err != nil {
 		return nil, false, err
@@ -420,7 +431,7 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 		// plan optimal, and the summary and its curve would disagree.
 		s, proven := sel, optimal
 		if b != budget {
-			s, proven, _ = plan1(b, max(opt.SearchNodes/50, 1))
+			s, proven, _ = plan1(b, max(opt.SearchNodes/50, 1), false)
 		}
 		point := CurvePoint{Budget: b, Exact: predict(p, s), Optimal: proven}
 		point.Greedy = predict(p, density.greedy(int64(b)))

@@ -296,9 +296,9 @@ func (pr *pressure) choose(p *problem, budget int64, cands ...candidate) ([]bool
 		return nil, ""
 	}
 	if best == 0 || math.IsNaN(firstLeft) {
-		return cands[best].sel, fmt.Sprintf("%s, %.0f stall samples predicted left in flash: no other plan predicted better by more than the sampling error", cands[best].rule, bestLeft)
+		return cands[best].sel, fmt.Sprintf("%s (%.0f stall samples left in flash), no other predicted better by more than the sampling error", cands[best].rule, bestLeft)
 	}
-	return cands[best].sel, fmt.Sprintf("%s, %.0f stall samples predicted left in flash against %.0f for %s", cands[best].rule, bestLeft, firstLeft, cands[0].rule)
+	return cands[best].sel, fmt.Sprintf("%s (%.0f stall samples left in flash, against %.0f for %s)", cands[best].rule, bestLeft, firstLeft, cands[0].rule)
 }
 
 // greedy grows a plan one function at a time: each time the candidate

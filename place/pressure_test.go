@@ -223,7 +223,7 @@ func TestStallsObjectiveCuresAGroup(t *testing.T) {
 	if got := planned(p); !slices.Equal(got, []string{"G1", "G2"}) {
 		t.Errorf("planned %v, want [G1 G2]", got)
 	}
-	if !strings.HasPrefix(p.Chosen, "the set search,") || !strings.Contains(p.Chosen, "for the exact samples plan") {
+	if !strings.Contains(p.Chosen, ": the set search (") || !strings.Contains(p.Chosen, "for the exact samples plan)") {
 		t.Errorf("chosen: %q, want the set search's plan against the samples plan's", p.Chosen)
 	}
 	// By hand: both sets thrash now, 4.04 and 4.03 misses per fetch round
@@ -244,8 +244,15 @@ func TestStallsObjectiveCuresAGroup(t *testing.T) {
 	if got := planned(noisy); !slices.Equal(got, []string{"G1", "H1"}) {
 		t.Errorf("with a hundred times the samples: planned %v, want the samples plan's [G1 H1]", got)
 	}
-	if !strings.HasPrefix(noisy.Chosen, "the exact samples plan,") || !strings.Contains(noisy.Chosen, "sampling error") {
+	if !strings.Contains(noisy.Chosen, ": the exact samples plan (") || !strings.Contains(noisy.Chosen, "sampling error") {
 		t.Errorf("chosen: %q, want the samples plan for want of samples", noisy.Chosen)
+	}
+	all, err := Build(groupsInput(1), Options{Budget: 512, Objective: ObjectiveStalls, MinSamples: 1, CurveBudgets: []uint32{512}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Entries) != 8 || all.Chosen != "every candidate fits the budget" {
+		t.Errorf("at 512 bytes: %d functions planned, chosen: %q; want all 8, with nothing to choose", len(all.Entries), all.Chosen)
 	}
 	// The interval holds the prediction.
 	for _, pr := range []Prediction{p.Prediction, p.Greedy, noisy.Prediction} {

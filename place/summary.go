@@ -50,7 +50,7 @@ func WriteSummary(w io.Writer, p *Plan, wide bool) error {
 	}
 	switch {
 	case objective == ObjectiveStalls && p.Chosen != "":
-		say(append([]string{"objective stalls:", "the fewest stalls predicted of five plans", "(docs/placement.md); chosen:"}, texttable.Phrases(p.Chosen, ", ")...)...)
+		say(append([]string{"objective stalls:"}, texttable.Phrases(p.Chosen, ", ")...)...)
 	case !objective.exact():
 		say(fmt.Sprintf("objective %s: a greedy ranking", objective))
 	case p.Optimal:
