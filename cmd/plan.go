@@ -61,12 +61,15 @@ func newPlanCmd(s Streams, runF func(*planOptions, Streams) error) *cobra.Comman
 counting what each choice really costs there: alignment padding as GNU ld
 lays the sections out, and the long-branch veneers that calls between ITCM
 and flash need. --objective says what the choice maximises:
-  samples  the busy samples moved, exactly (knapsack; the default)
-  stalls   the fewest instruction-fetch stalls predicted from the samples:
-           samples piled on the first instruction of a cache line are fill
-           stalls, and the code left in flash is relinked in the
-           prediction to see which cache sets stay over-subscribed
-           (docs/placement.md)
+  stalls   the fewest instruction-fetch stalls predicted from the samples
+           (the default): samples piled on the first instruction of a
+           cache line are fill stalls, and the code left in flash is
+           relinked to predict each cache set; of five plans (the samples
+           one, density-greedy, two stalls rankings and a search that sees
+           two functions thrashing one set) it keeps the samples plan
+           unless another is predicted better by more than the sampling
+           error, and says which (docs/placement.md)
+  samples  the busy samples moved, exactly (knapsack)
   density  busy samples per byte, densest first (greedy)
   misses   line fills per byte as tcmprof sim measured them on this image
            (--sim-json): the reference the others are judged against
