@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 func TestBuiltinBoards(t *testing.T) {
@@ -89,7 +91,7 @@ func TestBoardValidateRejects(t *testing.T) {
 // linked for the Teensy map: flash code, ITCM code, DTCM data, and the ld
 // veneers in both flash and ITCM.
 func TestClassifyRealImage(t *testing.T) {
-	e := buildExtras(t)
+	e := armtest.BuildExtras(t)
 	f, err := goelf.Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)

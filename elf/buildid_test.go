@@ -8,13 +8,15 @@ import (
 	"encoding/hex"
 	"regexp"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // TestBuildIDAgainstReadelf compares BuildID with `readelf -n` on an image
 // linked with --build-id=sha1, and expects nil from one linked without.
 func TestBuildIDAgainstReadelf(t *testing.T) {
-	e := buildExtras(t)
-	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindStringSubmatch(runTool(t, "arm-none-eabi-readelf", "-n", e.ELF))
+	e := armtest.BuildExtras(t)
+	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindStringSubmatch(armtest.Output(t, "arm-none-eabi-readelf", "-n", e.ELF))
 	if m == nil {
 		t.Fatal("readelf -n shows no build ID; the fixture lost --build-id")
 	}

@@ -7,22 +7,17 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // funcRanges is the oracle-side function list: every STT_FUNC symbol.
 func funcRanges(t testing.TB, f *goelf.File) (ranges []FuncRange, addrOf map[string]uint32) {
 	t.Helper()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addrOf = map[string]uint32{}
-	for _, s := range syms {
-		if goelf.ST_TYPE(s.Info) == goelf.STT_FUNC {
-			a := uint32(s.Value) &^ 1
-			ranges = append(ranges, FuncRange{Name: s.Name, Addr: a, Size: uint32(s.Size)})
-			addrOf[s.Name] = a
-		}
+	syms, addrOf := armtest.FuncSymbols(t, f)
+	ranges = make([]FuncRange, len(syms))
+	for i, s := range syms {
+		ranges[i] = FuncRange(s)
 	}
 	return ranges, addrOf
 }
@@ -33,7 +28,7 @@ func funcRanges(t testing.TB, f *goelf.File) (ranges []FuncRange, addrOf map[str
 // objdump: same sites, same targets, ViaVeneer exactly when objdump names
 // the target __X_veneer, and the veneer resolved to X's address.
 func TestCallEdgesAgainstObjdump(t *testing.T) {
-	e := buildExtras(t)
+	e := armtest.BuildExtras(t)
 	for _, path := range []string{e.ELF, e.Pure, e.BLX} {
 		f, _ := openCode(t, path)
 		funcs, addrOf := funcRanges(t, f)
@@ -46,7 +41,7 @@ func TestCallEdgesAgainstObjdump(t *testing.T) {
 			got[ed.Site] = ed
 		}
 		var want, veneers int
-		for _, in := range objdump(t, path) {
+		for _, in := range armtest.Objdump(t, path) {
 			if !in.HasTarget {
 				continue
 			}
@@ -98,7 +93,7 @@ func TestCallEdgesRejectsNonARM(t *testing.T) {
 // Image, as the rest of tcmprof will: its functions drive CallEdges, its
 // Bytes drive CallSite, and its veneer flag drives Classify.
 func TestExtrasThroughImage(t *testing.T) {
-	e := buildExtras(t)
+	e := armtest.BuildExtras(t)
 	im, err := Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)

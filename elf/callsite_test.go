@@ -5,6 +5,8 @@ package elf
 import (
 	goelf "debug/elf"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // openCode opens path and returns a CodeReader over its loaded sections.
@@ -27,10 +29,10 @@ func openCode(t testing.TB, path string) (*goelf.File, CodeReader) {
 // maps the return address back to the call, and that no other instruction
 // boundary is taken for a return address.
 func TestCallSiteAgainstObjdump(t *testing.T) {
-	e := buildExtras(t)
+	e := armtest.BuildExtras(t)
 	for _, path := range []string{e.ELF, e.BLX, e.Pure} {
 		_, code := openCode(t, path)
-		insns := objdump(t, path)
+		insns := armtest.Objdump(t, path)
 		var bls, blxImm, blxReg, negatives int
 		afterCall := map[uint32]bool{}
 		for _, in := range insns {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // readelfFDE is one FDE of `readelf -wF`: its range and, per row, whether
@@ -35,7 +37,7 @@ func readelfFrames(t testing.TB, path string) []readelfFDE {
 	t.Helper()
 	var fdes []readelfFDE
 	raCol, inFDE := -1, false
-	for _, line := range strings.Split(runTool(t, "arm-none-eabi-readelf", "-wF", path), "\n") {
+	for _, line := range strings.Split(armtest.Output(t, "arm-none-eabi-readelf", "-wF", path), "\n") {
 		if m := readelfFDEHeader.FindStringSubmatch(line); m != nil {
 			b, _ := strconv.ParseUint(m[1], 16, 32)
 			e, _ := strconv.ParseUint(m[2], 16, 32)
@@ -75,7 +77,7 @@ func readelfFrames(t testing.TB, path string) []readelfFDE {
 // halfword of every FDE that describes a linked function, in an image where
 // --gc-sections left a dead FDE at address 0 on top of ITCM code.
 func TestCFIAgainstReadelf(t *testing.T) {
-	e := buildExtras(t)
+	e := armtest.BuildExtras(t)
 	cfi, addrOf, covered := checkCFIAgainstReadelf(t, e.ELF, 0)
 
 	// The cases the sampler depends on, by name.
@@ -106,12 +108,12 @@ func TestCFIAgainstReadelf(t *testing.T) {
 // frame descriptions of every removed function (several units' worth)
 // resolved to 0 on top of them. Each ITCM function keeps its own.
 func TestCFIAtTheITCMOrigin(t *testing.T) {
-	for _, v := range symVariants {
+	for _, v := range armtest.SymbolizeVariants {
 		if !strings.Contains(v, "origin") {
 			continue
 		}
 		t.Run(v, func(t *testing.T) {
-			checkCFIAgainstReadelf(t, filepath.Join(symELFDir(t), v+".elf"), 2)
+			checkCFIAgainstReadelf(t, filepath.Join(armtest.SymbolizeDir(t), v+".elf"), 2)
 		})
 	}
 }
@@ -181,7 +183,7 @@ func checkCFIAgainstReadelf(t *testing.T, path string, minOrigin int) (*CFI, map
 }
 
 func TestLoadCFIAbsentAndNil(t *testing.T) {
-	e := buildExtras(t)
+	e := armtest.BuildExtras(t)
 	f, err := goelf.Open(e.BLX) // assembled without -g
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +200,7 @@ func TestLoadCFIAbsentAndNil(t *testing.T) {
 
 // debugFrame returns the real .debug_frame bytes and function extents.
 func debugFrame(t testing.TB) ([]byte, []FuncRange) {
-	e := buildExtras(t)
+	e := armtest.BuildExtras(t)
 	f, err := goelf.Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)

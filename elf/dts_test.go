@@ -9,9 +9,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
-const teensyDTS = "testdata/extras/teensy41-zephyr.dts"
+var teensyDTS = filepath.Join(armtest.ExtrasSrc, "teensy41-zephyr.dts")
 
 var teensyDTSRegions = []Region{
 	{"ITCM", KindITCM, 0x00000000, 0x20000},

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/internal/armtest"
+
 	"github.com/ianlancetaylor/demangle"
 )
 
@@ -107,8 +109,8 @@ func readelfSymbols(t *testing.T, path string) []elfSymbol {
 // TestFunctionsMatchReadelf checks every FUNC symbol readelf lists against
 // Functions: present (as Name or alias), Thumb bit cleared, same size.
 func TestFunctionsMatchReadelf(t *testing.T) {
-	symNeedTool(t, "arm-none-eabi-readelf")
-	for _, v := range symVariants {
+	armtest.NeedTools(t, "arm-none-eabi-readelf")
+	for _, v := range armtest.SymbolizeVariants {
 		t.Run(v, func(t *testing.T) {
 			im, path := symOpenVariant(t, v)
 			byName := map[string]*Function{}
@@ -173,7 +175,7 @@ func oneFunction(t *testing.T, im *Image, name string) *Function {
 // the lambda template GCC gives no linkage name.
 func TestFunctionDetails(t *testing.T) {
 	im, path := symOpenVariant(t, "O2-dwarf5")
-	dir, _ := filepath.Abs(symSrcDir)
+	dir, _ := filepath.Abs(armtest.SymbolizeSrc)
 
 	t.Run("clones", func(t *testing.T) {
 		for _, tc := range []struct{ name, base, clone, display string }{
@@ -260,7 +262,7 @@ func TestFunctionDetails(t *testing.T) {
 	})
 
 	t.Run("lambda template without linkage name", func(t *testing.T) {
-		symNeedTool(t, "llvm-symbolizer")
+		armtest.NeedTools(t, "llvm-symbolizer")
 		fn := oneFunction(t, im, "_ZN3dsp5applyIZ9cpp_entryEUlmE_EEmT_m")
 		frames := im.Symbolize(fn.Addr)
 		outer := frames[len(frames)-1]
@@ -334,8 +336,8 @@ func TestSizelessVeneers(t *testing.T) {
 // zlib-compressed, as SHF_COMPRESSED sections or in the older .zdebug_*
 // form, symbolizes every instruction exactly as the original.
 func TestCompressedDebugSections(t *testing.T) {
-	symNeedTool(t, "arm-none-eabi-objcopy")
-	symNeedTool(t, "arm-none-eabi-objdump")
+	armtest.NeedTools(t, "arm-none-eabi-objcopy")
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
 	for _, v := range []string{"O0-dwarf4", "O2-dwarf5"} {
 		for _, format := range []string{"zlib", "zlib-gnu"} {
 			im, path := symOpenVariant(t, v)
@@ -365,7 +367,7 @@ func TestCompressedDebugSections(t *testing.T) {
 // TestNoDWARF strips the debug info: functions still come from the symbol
 // table, with a warning and frames without lines.
 func TestNoDWARF(t *testing.T) {
-	symNeedTool(t, "arm-none-eabi-objcopy")
+	armtest.NeedTools(t, "arm-none-eabi-objcopy")
 	_, path := symOpenVariant(t, "O2-dwarf5")
 	stripped := filepath.Join(t.TempDir(), "nodebug.elf")
 	if out, err := exec.Command("arm-none-eabi-objcopy", "--strip-debug", path, stripped).CombinedOutput(); err != nil {
@@ -470,7 +472,7 @@ func FuzzLoad(f *testing.F) {
 	// its truncations are added. The big test ELFs are left out: at 200 KB
 	// they slow the fuzzer's minimisation to a crawl.
 	if _, err := exec.LookPath("arm-none-eabi-gcc"); err == nil {
-		if data, err := os.ReadFile(filepath.Join(symELFDir(f), "tiny.elf")); err == nil {
+		if data, err := os.ReadFile(filepath.Join(armtest.SymbolizeDir(f), "tiny.elf")); err == nil {
 			f.Add(data)
 			for _, n := range []int{52, 200, len(data) / 2, len(data) - 1} {
 				f.Add(data[:n])
@@ -501,7 +503,7 @@ func FuzzLoad(f *testing.F) {
 // BenchmarkSymbolize measures lookups on the biggest test image, over
 // every instruction address.
 func BenchmarkSymbolize(b *testing.B) {
-	symNeedTool(b, "arm-none-eabi-objdump")
+	armtest.NeedTools(b, "arm-none-eabi-objdump")
 	im, path := symOpenVariant(b, "O2-dwarf5")
 	addrs := symInstructionAddrs(b, path)
 	b.ResetTimer()

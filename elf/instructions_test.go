@@ -4,24 +4,22 @@ package elf
 
 import (
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // objdumpFlow is the flow the oracle's mnemonic and operands imply, and
 // the branch target objdump prints ("b.n 8000104 <loop+0x8>").
-func objdumpFlow(in objdumpInsn) (flow Flow, conditional bool, target uint32, hasTarget bool) {
+func objdumpFlow(in armtest.Insn) (flow Flow, conditional bool, target uint32, hasTarget bool) {
 	m, ops := in.Mnemonic, in.Operands
 	base := strings.TrimSuffix(strings.TrimSuffix(m, ".n"), ".w")
 	dest := ops
 	if i := strings.LastIndex(ops, ", "); i >= 0 { // cbz r0, 8000104 <f+0x8>
 		dest = ops[i+2:]
 	}
-	if d := objdumpDest.FindStringSubmatch(dest); d != nil {
-		v, _ := strconv.ParseUint(d[1], 16, 32)
-		target, hasTarget = uint32(v), true
-	}
+	target, _, hasTarget = armtest.Destination(dest)
 	conds := []string{"eq", "ne", "cs", "hs", "cc", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le"}
 	isCond := func(s string) bool {
 		for _, c := range conds {
@@ -56,17 +54,17 @@ func objdumpFlow(in objdumpInsn) (flow Flow, conditional bool, target uint32, ha
 // direct branches with objdump's targets, returns and indirect jumps, and
 // every conditional branch (and jump in an IT block, "bxeq lr") marked so.
 func TestInstructionsAgainstObjdump(t *testing.T) {
-	symNeedTool(t, "arm-none-eabi-objdump")
-	e := buildExtras(t)
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
+	e := armtest.BuildExtras(t)
 	paths := []string{e.ELF, e.Pure}
 	for _, v := range []string{"O0-dwarf4", "Os-dwarf4", "O2-dwarf4"} {
-		paths = append(paths, filepath.Join(symELFDir(t), v+".elf"))
+		paths = append(paths, filepath.Join(armtest.SymbolizeDir(t), v+".elf"))
 	}
 	for _, path := range paths {
 		f, code := openCode(t, path)
 		funcs, _ := funcRanges(t, f)
-		byFunc := map[string][]objdumpInsn{}
-		for _, in := range objdump(t, path) {
+		byFunc := map[string][]armtest.Insn{}
+		for _, in := range armtest.Objdump(t, path) {
 			if !in.ARM {
 				byFunc[in.Func] = append(byFunc[in.Func], in)
 			}

@@ -4,11 +4,15 @@ package elf
 
 import (
 	goelf "debug/elf"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 func parseMapFile(t testing.TB, path string) *Map {
@@ -30,7 +34,7 @@ func parseMapFile(t testing.TB, path string) *Map {
 // input section, and that section's archive(member) or object is one that
 // defines the symbol according to nm on the archives and objects.
 func TestParseMapAgainstELF(t *testing.T) {
-	e := buildExtras(t)
+	e := armtest.BuildExtras(t)
 	m := parseMapFile(t, e.Map)
 
 	// definers: symbol -> files defining it, named as the map names them.
@@ -49,7 +53,7 @@ func TestParseMapAgainstELF(t *testing.T) {
 			continue
 		}
 		seen[file] = true
-		for _, line := range strings.Split(runTool(t, "arm-none-eabi-nm", "-A", "--defined-only", nmArg), "\n") {
+		for _, line := range strings.Split(armtest.Output(t, "arm-none-eabi-nm", "-A", "--defined-only", nmArg), "\n") {
 			// archive:member:value T name, or object:value T name
 			f := strings.Fields(line)
 			if len(f) != 3 {
@@ -90,13 +94,13 @@ func TestParseMapAgainstELF(t *testing.T) {
 			continue
 		}
 		if !definers[fn.Name][s.File()] {
-			t.Errorf("%s at %#x: map says %s, nm says %v", fn.Name, fn.Addr, s.File(), sortedKeys(definers[fn.Name]))
+			t.Errorf("%s at %#x: map says %s, nm says %v", fn.Name, fn.Addr, s.File(), slices.Sorted(maps.Keys(definers[fn.Name])))
 		}
 		libs[m.Library(fn.Addr)] = true
 	}
 	for _, want := range []string{"libalpha.a", "libbeta.a", "libg_nano.a", "main.o"} {
 		if !libs[want] {
-			t.Errorf("Library never returned %q; got %v", want, sortedKeys(libs))
+			t.Errorf("Library never returned %q; got %v", want, slices.Sorted(maps.Keys(libs)))
 		}
 	}
 
@@ -161,7 +165,7 @@ func TestParseMapAgainstELF(t *testing.T) {
 // dot-less output section names, relocated ITCM code, "size before
 // relaxing", LONG and PROVIDE lines, the cross reference table, and CRLF.
 func TestParseMapZephyrExcerpt(t *testing.T) {
-	raw, err := os.ReadFile("testdata/extras/zephyr-excerpt.map")
+	raw, err := os.ReadFile(filepath.Join(armtest.ExtrasSrc, "zephyr-excerpt.map"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +238,7 @@ func TestParseMapErrors(t *testing.T) {
 }
 
 func FuzzParseMap(f *testing.F) {
-	for _, p := range []string{"testdata/extras/zephyr-excerpt.map", buildExtras(f).Map} {
+	for _, p := range []string{filepath.Join(armtest.ExtrasSrc, "zephyr-excerpt.map"), armtest.BuildExtras(f).Map} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -260,7 +264,7 @@ func FuzzParseMap(f *testing.F) {
 // of extras.elf, not of pure.elf (the same sources built with -mpure-code,
 // so every section moved or grew).
 func TestMapCheckImage(t *testing.T) {
-	e := buildExtras(t)
+	e := armtest.BuildExtras(t)
 	m := parseMapFile(t, e.Map)
 	for _, tc := range []struct {
 		elf, want string

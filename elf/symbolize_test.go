@@ -17,73 +17,24 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // The symbolizer is proven against llvm-symbolizer (and, where llvm is
 // fooled, arm-none-eabi-addr2line) on firmware the test builds itself from
-// testdata/symbolize: every optimisation level and DWARF version in
-// testdata/symbolize/Makefile, every instruction address in the image.
+// internal/armtest/testdata/symbolize: every optimisation level and DWARF
+// version its Makefile builds, every instruction address in the image.
 
-const symSrcDir = "testdata/symbolize"
-
-// symITCMHigh is ITCM_HIGH in testdata/symbolize/Makefile.
-const symITCMHigh = 0x10000000
-
-// symVariants are the ELFs testdata/symbolize/Makefile builds by default:
-// each optimisation level and DWARF version with ITCM code 32 bytes above
-// the origin, and with a C function (.origin) or a C++ method
-// (.cxxorigin) at the origin itself, where the removed functions' DWARF
-// also points.
-var symVariants = func() []string {
-	var vs []string
-	for _, layout := range []string{"", ".origin", ".cxxorigin"} {
-		for _, v := range []string{"O0-dwarf4", "O0-dwarf5", "Os-dwarf4", "Os-dwarf5", "O2-dwarf4", "O2-dwarf5"} {
-			vs = append(vs, v+layout)
-		}
-	}
-	return vs
-}()
-
-var symBuild = &testBuild{
-	prefix: "tcmprof-testelf",
-	src:    symSrcDir,
-	build: func(src, dir string) error {
-		cmd := exec.Command("make", "-s", "-j2", "-C", src, "OUT="+dir, "all")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building test firmware: %v\n%s", err, out)
-		}
-		return nil
-	},
-}
-
-// symELFDir builds the test firmware once per test binary (see testBuild)
-// and returns the directory holding <variant>.elf. The test is skipped only
-// if the cross compiler is missing.
-func symELFDir(t testing.TB) string {
-	t.Helper()
-	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-g++", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (make deps installs it): cannot build the test firmware", tool)
-		}
-	}
-	return symBuild.Dir(t)
-}
-
+// symOpenVariant opens <v>.elf of the symbolizer's test firmware.
 func symOpenVariant(t testing.TB, v string) (*Image, string) {
 	t.Helper()
-	path := filepath.Join(symELFDir(t), v+".elf")
+	path := filepath.Join(armtest.SymbolizeDir(t), v+".elf")
 	im, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return im, path
-}
-
-func symNeedTool(t testing.TB, tool string) {
-	t.Helper()
-	if _, err := exec.LookPath(tool); err != nil {
-		t.Skipf("%s not installed (make deps installs it)", tool)
-	}
 }
 
 var symInsnLine = regexp.MustCompile(`^\s*([0-9a-f]+):\t[0-9a-f]{4}(?: [0-9a-f]{4})?\s*\t(\S+)`)
@@ -198,7 +149,7 @@ func symNames(fn *Function) []string {
 //     addr2line) then answer with the removed function or its lines. We
 //     drop ranges and line sequences at 0 when no function starts there;
 //     llvm-symbolizer is asked about ITCM code in <variant>.hi.elf, the
-//     same link with ITCM at symITCMHigh (see the Makefile).
+//     same link with ITCM at armtest.SymbolizeITCMHigh (see the Makefile).
 //   - Where no function symbol nor DWARF function covers an address
 //     (padding), we return nil; llvm-symbolizer may still give the line of
 //     a sequence that runs over it, but never a function.
@@ -206,10 +157,10 @@ func symNames(fn *Function) []string {
 //     table (as we do) but takes a file from the last STT_FILE symbol
 //     ("reent.c") or from the removed functions at 0; we give no file.
 func TestSymbolizeMatchesLLVM(t *testing.T) {
-	symNeedTool(t, "llvm-symbolizer")
-	symNeedTool(t, "arm-none-eabi-objdump")
-	symNeedTool(t, "arm-none-eabi-addr2line")
-	for _, v := range symVariants {
+	armtest.NeedTools(t, "llvm-symbolizer")
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
+	armtest.NeedTools(t, "arm-none-eabi-addr2line")
+	for _, v := range armtest.SymbolizeVariants {
 		t.Run(v, func(t *testing.T) {
 			im, path := symOpenVariant(t, v)
 			addrs := symInstructionAddrs(t, path)
@@ -239,7 +190,7 @@ func TestSymbolizeMatchesLLVM(t *testing.T) {
 			if len(low) > 0 {
 				shifted := make([]uint32, len(low))
 				for i, a := range low {
-					shifted[i] = a + symITCMHigh
+					shifted[i] = a + armtest.SymbolizeITCMHigh
 				}
 				hi := symLLVM(t, strings.TrimSuffix(path, ".elf")+".hi.elf", shifted, "--no-demangle")
 				misled := 0
@@ -275,8 +226,8 @@ func TestSymbolizeMatchesLLVMOnGivenELFs(t *testing.T) {
 	if paths == "" {
 		t.Skip("TCMPROF_CHECK_ELFS names no ELF")
 	}
-	symNeedTool(t, "llvm-symbolizer")
-	symNeedTool(t, "arm-none-eabi-objdump")
+	armtest.NeedTools(t, "llvm-symbolizer")
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
 	for _, path := range filepath.SplitList(paths) {
 		t.Run(filepath.Base(filepath.Dir(filepath.Dir(path))), func(t *testing.T) {
 			im, err := Open(path)

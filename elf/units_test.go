@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // The DWARF is indexed by compile unit at Load and a unit decoded when an
@@ -30,11 +32,11 @@ import (
 // several places with other units' code in between (several line sequences
 // per unit), and the same ELF without DWARF.
 
-var unitsBuild = &testBuild{
-	prefix: "tcmprof-elf-units",
-	src:    "testdata/units",
-	recipe: []string{"units_test.go"},
-	build:  buildUnitsIn,
+var unitsBuild = &armtest.Build{
+	Prefix: "tcmprof-elf-units",
+	Src:    "testdata/units",
+	Recipe: []string{"units_test.go"},
+	Make:   buildUnitsIn,
 }
 
 // unitsELF builds the fixtures once per test binary and returns the path
@@ -44,13 +46,13 @@ var unitsBuild = &testBuild{
 func unitsELF(t testing.TB, name string) string {
 	t.Helper()
 	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-objcopy"} {
-		symNeedTool(t, tool)
+		armtest.NeedTools(t, tool)
 	}
 	return filepath.Join(unitsBuild.Dir(t), name)
 }
 
 func buildUnitsIn(src, dir string) error {
-	run := func(name string, args ...string) error { return runIn(dir, name, args...) }
+	run := func(name string, args ...string) error { return armtest.Run(dir, name, args...) }
 	for _, v := range []string{"4", "5"} {
 		var objs []string
 		for _, c := range []string{"main", "alpha", "beta", "gamma"} {
@@ -191,7 +193,7 @@ func unitFactsOf(t *testing.T, path string) map[string]*unitFacts {
 		t.Fatal(err)
 	}
 	listed := map[dwarf.Offset]bool{}
-	for _, m := range arangesUnit.FindAllStringSubmatch(runTool(t, "arm-none-eabi-readelf", "--debug-dump=aranges", path), -1) {
+	for _, m := range arangesUnit.FindAllStringSubmatch(armtest.Output(t, "arm-none-eabi-readelf", "--debug-dump=aranges", path), -1) {
 		off, _ := strconv.ParseUint(m[1], 16, 32)
 		listed[dwarf.Offset(off)] = true
 	}
@@ -239,7 +241,7 @@ func unitFactsOf(t *testing.T, path string) map[string]*unitFacts {
 // on, by readers other than ours: otherwise they could pass without
 // exercising the index at all.
 func TestUnitsFixture(t *testing.T) {
-	symNeedTool(t, "arm-none-eabi-readelf")
+	armtest.NeedTools(t, "arm-none-eabi-readelf")
 	for _, v := range []string{"dwarf4", "dwarf5"} {
 		t.Run(v, func(t *testing.T) {
 			path := unitsELF(t, v+".elf")
@@ -287,9 +289,9 @@ func TestUnitsFixture(t *testing.T) {
 // addr2line: llvm-symbolizer (14) does not look inside such a unit and
 // answers from the symbol table alone.
 func TestUnitsMatchOracles(t *testing.T) {
-	symNeedTool(t, "llvm-symbolizer")
-	symNeedTool(t, "arm-none-eabi-addr2line")
-	symNeedTool(t, "arm-none-eabi-objdump")
+	armtest.NeedTools(t, "llvm-symbolizer")
+	armtest.NeedTools(t, "arm-none-eabi-addr2line")
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
 	for _, name := range []string{"dwarf4.elf", "dwarf5.elf", "nodebug.elf", "lto.elf"} {
 		t.Run(name, func(t *testing.T) {
 			path := unitsELF(t, name)
@@ -419,7 +421,7 @@ func unitsHolding(im *Image, addr uint32) []int {
 // holding it, asking again or about its function decodes nothing more,
 // and only Functions decodes every unit holding a function.
 func TestOneAddressDecodesOneUnit(t *testing.T) {
-	symNeedTool(t, "arm-none-eabi-objdump")
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
 	t.Run("O2-dwarf5", func(t *testing.T) {
 		_, path := symOpenVariant(t, "O2-dwarf5")
 		ref, err := Open(path)
@@ -513,7 +515,7 @@ func TestOneAddressDecodesOneUnit(t *testing.T) {
 // feet) and compares with answers asked one at a time of another Image.
 // `go test -race` checks the decoding for data races.
 func TestConcurrentLookups(t *testing.T) {
-	symNeedTool(t, "arm-none-eabi-objdump")
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
 	_, path := symOpenVariant(t, "O2-dwarf5")
 	addrs := symInstructionAddrs(t, path)
 	ref, err := Open(path)
@@ -555,7 +557,7 @@ func TestConcurrentLookups(t *testing.T) {
 // same tables: what the scan steps over holds nothing the decoder uses.
 func TestScanReadsAsWholeWalk(t *testing.T) {
 	var paths []string
-	for _, v := range symVariants {
+	for _, v := range armtest.SymbolizeVariants {
 		_, path := symOpenVariant(t, v)
 		paths = append(paths, path)
 	}

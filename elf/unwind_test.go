@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // readelfRule is one row of `readelf -wF`: from loc on, CFA = r13 + cfa,
@@ -29,7 +31,7 @@ func readelfRules(t testing.TB, path string) map[[2]uint32][]readelfRule {
 	rules := map[[2]uint32][]readelfRule{}
 	var fde [2]uint32
 	cfaCol, raCol := -1, -1
-	for _, line := range strings.Split(runTool(t, "arm-none-eabi-readelf", "-wF", path), "\n") {
+	for _, line := range strings.Split(armtest.Output(t, "arm-none-eabi-readelf", "-wF", path), "\n") {
 		if m := readelfFDEHeader.FindStringSubmatch(line); m != nil {
 			b, _ := strconv.ParseUint(m[1], 16, 32)
 			e, _ := strconv.ParseUint(m[2], 16, 32)
@@ -97,7 +99,7 @@ type chain struct {
 
 func newChain(t testing.TB) *chain {
 	t.Helper()
-	e := buildExtras(t)
+	e := armtest.BuildExtras(t)
 	img, err := Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +111,7 @@ func newChain(t testing.TB) *chain {
 	rules := readelfRules(t, e.ELF)
 	c := &chain{u: u}
 	var sumAt, hotAt, mainAt *Function
-	for _, in := range objdump(t, e.ELF) {
+	for _, in := range armtest.Objdump(t, e.ELF) {
 		switch {
 		case in.Func == "alpha_sum" && in.Mnemonic == "mul.w":
 			c.pc = in.Addr // inside the loop, after the push
@@ -265,13 +267,13 @@ func FuzzUnwind(f *testing.F) {
 	})
 }
 
-var noCFIBuild = &testBuild{
-	prefix: "tcmprof-elf-nocfi",
-	src:    "testdata/nocfi",
-	recipe: []string{"unwind_test.go"},
-	build: func(src, out string) error {
+var noCFIBuild = &armtest.Build{
+	Prefix: "tcmprof-elf-nocfi",
+	Src:    "testdata/nocfi",
+	Recipe: []string{"unwind_test.go"},
+	Make: func(src, out string) error {
 		gcc := func(args ...string) error {
-			return runIn(out, "arm-none-eabi-gcc", append(append([]string(nil), cflags...), args...)...)
+			return armtest.Run(out, "arm-none-eabi-gcc", append(append([]string(nil), armtest.CFlags...), args...)...)
 		}
 		if err := gcc("-c", filepath.Join(src, "main.c"), "-o", "main.o"); err != nil {
 			return err
@@ -321,7 +323,7 @@ func TestUnwindThroughAFramelessLeafWithoutCFI(t *testing.T) {
 	}
 	var copyLoad, sumLoad, mainCall uint32
 	var mainFn *Function
-	for _, in := range objdump(t, path) {
+	for _, in := range armtest.Objdump(t, path) {
 		switch {
 		case in.Func == "copy_words" && strings.HasPrefix(in.Mnemonic, "ldr"):
 			copyLoad = in.Addr

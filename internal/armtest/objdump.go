@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package armtest
 
 import (
 	"regexp"
@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// objdumpInsn is one instruction line of `arm-none-eabi-objdump -d`.
-type objdumpInsn struct {
+// Insn is one instruction line of `arm-none-eabi-objdump -d`.
+type Insn struct {
 	Addr      uint32
 	Len       uint32 // 2 or 4 (Thumb), 4 (ARM)
 	ARM       bool   // an A32 instruction (printed as one 8-digit word)
@@ -28,13 +28,13 @@ var (
 	objdumpDest = regexp.MustCompile(`^([0-9a-f]+) <([^>+]+)(\+0x[0-9a-f]+)?>`)
 )
 
-// objdump disassembles path with the binutils oracle and returns every
+// Objdump disassembles path with the binutils oracle and returns every
 // instruction line, data (.word/.short) excluded.
-func objdump(t testing.TB, path string) []objdumpInsn {
+func Objdump(t testing.TB, path string) []Insn {
 	t.Helper()
-	var out []objdumpInsn
+	var out []Insn
 	fn := ""
-	for _, line := range strings.Split(runTool(t, "arm-none-eabi-objdump", "-d", "-w", path), "\n") {
+	for _, line := range strings.Split(Output(t, "arm-none-eabi-objdump", "-d", "-w", path), "\n") {
 		if m := objdumpFunc.FindStringSubmatch(line); m != nil {
 			fn = m[2]
 			continue
@@ -44,14 +44,13 @@ func objdump(t testing.TB, path string) []objdumpInsn {
 			continue
 		}
 		a, _ := strconv.ParseUint(m[1], 16, 32)
-		in := objdumpInsn{Addr: uint32(a), Mnemonic: m[3], Operands: m[4], Func: fn, Len: 2}
+		in := Insn{Addr: uint32(a), Mnemonic: m[3], Operands: m[4], Func: fn, Len: 2}
 		if len(m[2]) > 4 {
 			in.Len = 4
 		}
 		in.ARM = len(m[2]) == 8
-		if d := objdumpDest.FindStringSubmatch(m[4]); d != nil && (in.Mnemonic == "bl" || in.Mnemonic == "blx") {
-			v, _ := strconv.ParseUint(d[1], 16, 32)
-			in.Target, in.TargetSym, in.HasTarget = uint32(v), d[2], true
+		if in.Mnemonic == "bl" || in.Mnemonic == "blx" {
+			in.Target, in.TargetSym, in.HasTarget = Destination(m[4])
 		}
 		out = append(out, in)
 	}
@@ -59,4 +58,15 @@ func objdump(t testing.TB, path string) []objdumpInsn {
 		t.Fatalf("objdump -d %s: no instructions parsed", path)
 	}
 	return out
+}
+
+// Destination reads the address and symbol objdump prints for a branch
+// operand ("8000104 <loop+0x8>"); ok is false when operand is not one.
+func Destination(operand string) (addr uint32, sym string, ok bool) {
+	d := objdumpDest.FindStringSubmatch(operand)
+	if d == nil {
+		return 0, "", false
+	}
+	v, _ := strconv.ParseUint(d[1], 16, 32)
+	return uint32(v), d[2], true
 }
