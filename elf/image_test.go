@@ -62,20 +62,6 @@ func TestNormalizeClone(t *testing.T) {
 	}
 }
 
-// A board's boot list names functions; a clone of one counts as it, a
-// name that merely has a dot does not.
-func TestBootListsUseTheCloneRule(t *testing.T) {
-	b := &Board{BootCritical: []string{"ResetISR"}, BootCopy: []string{"memcpy"}}
-	for name, want := range map[string]bool{"ResetISR": true, "ResetISR.part.0": true, "ResetISR.isra.0.cold": true, "ResetISR.x": false, "ResetISRx": false} {
-		if got := b.IsBootCritical(name); got != want {
-			t.Errorf("IsBootCritical(%q) = %v", name, got)
-		}
-	}
-	if !b.IsBootCopy("memcpy.constprop.1") || b.IsBootCopy("memcpy.local") {
-		t.Error("IsBootCopy does not follow SplitClone")
-	}
-}
-
 type elfSymbol struct {
 	addr, size uint32
 	typ, bind  string

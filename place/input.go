@@ -18,6 +18,7 @@ import (
 	"fmt"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 )
 
 // FuncKey names a function so that the name survives a rebuild: the source
@@ -79,9 +80,9 @@ type Func struct {
 	// ("FLASH", "ITCM", ...): ld builds a stub group per region. Kind is
 	// its kind, what reports show ("flash", "itcm", ...). Whether a
 	// function is in ITCM is decided by address, not by these.
-	Region  string         `json:"region,omitempty"`
-	Kind    elf.RegionKind `json:"kind,omitempty"`
-	Samples int            `json:"samples"` // busy samples whose PC falls in the function
+	Region  string           `json:"region,omitempty"`
+	Kind    board.RegionKind `json:"kind,omitempty"`
+	Samples int              `json:"samples"` // busy samples whose PC falls in the function
 	// Stalls is the estimate of how many of Samples are instruction-fetch
 	// stalls (StallSamples): what moving the function to ITCM removes.
 	Stalls float64 `json:"stalls,omitempty"`
@@ -144,7 +145,7 @@ type Input struct {
 	// the planner takes the model's figure without importing it): with Func.Lines
 	// they predict how the cache treats the code a plan leaves in flash.
 	// A zero geometry leaves the prediction out.
-	ICache      elf.CacheGeometry
+	ICache      board.CacheGeometry
 	FillPenalty float64
 	// Shift says where the code in flash moves when the ITCM block grows;
 	// zero when unknown (then only the moved bytes before code shift it).

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/internal/golden"
 	"github.com/tcmprof/tcmprof/internal/texttable"
 )
@@ -423,7 +424,7 @@ func TestRank(t *testing.T) {
 // as "[clone …]", a share and its interval to one decimal with " %".
 func TestRankTableWords(t *testing.T) {
 	fn := &Func{Key: KeyFor("app.c", "run_burst.isra.0"), Symbol: "run_burst.isra.0", Object: "app.o", Size: 64,
-		Region: "FLASH", Kind: elf.KindFlash}
+		Region: "FLASH", Kind: board.KindFlash}
 	rows := []RankRow{{Func: fn, Samples: 4934, Share: 0.4934, ShareCI: Interval{Lo: 0.451, Hi: 0.5362}, Density: 77.09, Ranked: true}}
 	for _, tc := range []struct {
 		wide bool

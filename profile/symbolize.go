@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -20,13 +21,13 @@ import (
 // Options say how a capture is read against its image.
 type Options struct {
 	// Board gives the memory regions and the I-cache; nil means teensy41.
-	Board *elf.Board
+	Board *board.Board
 	// Map, when set, attributes code to the libraries of a GNU ld map file.
 	Map *elf.Map
 	// Idle says which samples are idle rather than busy.
 	Idle IdleRules
 	// ICache overrides the board's instruction cache when non-zero.
-	ICache elf.CacheGeometry
+	ICache board.CacheGeometry
 	// Force reads a capture whose build-id differs from the image's.
 	Force bool
 }
@@ -36,7 +37,7 @@ type Site struct {
 	Addr     uint32
 	Function *elf.Function // the physical function holding Addr; nil outside every function
 	Frames   []elf.Frame   // inline chain, innermost first; empty without DWARF
-	Region   elf.RegionKind
+	Region   board.RegionKind
 	Library  string // from the map file; "" when unknown
 	Idle     bool   // in an idle function, or right after a WFI/WFE
 }
@@ -162,7 +163,7 @@ func (l LRStats) String() string {
 type Symbolized struct {
 	Capture *sample.Capture
 	Image   *elf.Image
-	Board   *elf.Board
+	Board   *board.Board
 	Options Options
 	Stacks  []Stack // ordered by PC, callers, exception, thread
 	LR      LRStats
@@ -276,7 +277,7 @@ func (s *Symbolized) coverageWarnings() []string {
 	}
 	if noRegion > 0 {
 		ws = append(ws, fmt.Sprintf("%d of %d samples are in code outside every memory region of board %s (region unknown): name the board the capture ran on with --board (%s) or give its devicetree with --dts",
-			noRegion, n, s.Board.Name, strings.Join(elf.BoardNames(), ", ")))
+			noRegion, n, s.Board.Name, strings.Join(board.Names(), ", ")))
 	}
 	return ws
 }

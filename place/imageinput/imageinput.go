@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sim"
@@ -38,7 +39,7 @@ type Sources struct {
 	// in it are looked up from its directory and that directory's parent
 	// (Zephyr links in build/zephyr but names build/-relative archives).
 	MapPath string
-	Board   *elf.Board
+	Board   *board.Board
 	// Analysis gives busy samples; nil leaves every count at 0 (verify).
 	Analysis *profile.Analysis
 	// BusyPCs are the busy samples by PC, from which Func.Stalls is
@@ -57,7 +58,7 @@ const (
 	// members have such entries).
 	PinUnwind = "unwind table entry (.ARM.exidx) can not reach ITCM"
 	// PinTestbench: the board's testbench plays the world outside the
-	// chip (elf.KindTestbench); it is not firmware to place.
+	// chip (board.KindTestbench); it is not firmware to place.
 	PinTestbench = "testbench code"
 )
 
@@ -109,7 +110,7 @@ func Read(src Sources) (*place.Input, []string, error) {
 		}
 		if r, ok := src.Board.RegionOf(fn.Addr); ok {
 			pf.Region, pf.Kind = r.Name, r.Kind
-			if r.Kind == elf.KindTestbench {
+			if r.Kind == board.KindTestbench {
 				pf.Pin = PinTestbench
 			}
 		}
@@ -187,7 +188,7 @@ func Read(src Sources) (*place.Input, []string, error) {
 
 // bootRoots returns the image's functions that the board names as
 // boot-critical and as ITCM copy routines.
-func bootRoots(funcs []place.Func, b *elf.Board, warnings []string) (roots, copies []string, _ []string) {
+func bootRoots(funcs []place.Func, b *board.Board, warnings []string) (roots, copies []string, _ []string) {
 	for _, f := range funcs {
 		if b.IsBootCritical(f.Symbol) {
 			roots = append(roots, f.Symbol)
@@ -218,19 +219,19 @@ func Veneers(img *elf.Image) int {
 	return n
 }
 
-func itcmRegion(b *elf.Board) (elf.Region, bool) {
+func itcmRegion(b *board.Board) (board.Region, bool) {
 	for _, r := range b.Regions {
-		if r.Kind == elf.KindITCM {
+		if r.Kind == board.KindITCM {
 			return r, true
 		}
 	}
-	return elf.Region{}, false
+	return board.Region{}, false
 }
 
 // flashShift finds the ITCM code section's load image in flash and the
 // code section that follows it (the layout of the demo's linker script:
 // .itcm AT> FLASH, then .text); zero when the image has no such pair.
-func flashShift(f *goelf.File, itcm elf.Region) place.FlashShift {
+func flashShift(f *goelf.File, itcm board.Region) place.FlashShift {
 	var load place.FlashShift
 	for _, s := range f.Sections {
 		if s.Flags&goelf.SHF_EXECINSTR == 0 || s.Size == 0 || !place.InRange(uint32(s.Addr), itcm.Start, itcm.Size) {

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/place"
 )
@@ -53,7 +54,7 @@ func TestReadOnDemoFirmware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	board, err := elf.BoardByName("qemu-demo")
+	board, err := board.ByName("qemu-demo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,8 +346,8 @@ func TestReadRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		board := &elf.Board{Name: "test", BootCritical: []string{"Reset_Handler", "z_not_here"},
-			Regions: []elf.Region{{Name: "ITCM", Kind: elf.KindITCM, Start: 0, Size: 128 << 10}, {Name: "FLASH", Kind: elf.KindFlash, Start: 0x60000000, Size: 1 << 20}}}
+		board := &board.Board{Name: "test", BootCritical: []string{"Reset_Handler", "z_not_here"},
+			Regions: []board.Region{{Name: "ITCM", Kind: board.KindITCM, Start: 0, Size: 128 << 10}, {Name: "FLASH", Kind: board.KindFlash, Start: 0x60000000, Size: 1 << 20}}}
 		in, warnings, err := Read(Sources{Image: img, Map: m, MapPath: filepath.Join(dir, "fw.map"), Board: board})
 		if err != nil {
 			t.Fatal(err)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package board
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,7 +56,7 @@ func TestReadZephyrDTS(t *testing.T) {
 	if err := os.WriteFile(viaDTC, normalized, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	builtin, _ := BoardByName("teensy41")
+	builtin, _ := ByName("teensy41")
 	for _, path := range []string{teensyDTS, viaDTC} {
 		b := readDTSFile(t, path)
 		if b.Name != "PJRC TEENSY 4.1 board" {
@@ -92,23 +93,39 @@ func TestReadZephyrDTSErrors(t *testing.T) {
 		}
 		return strings.Replace(string(good), old, new, 1)
 	}
-	for _, tc := range []struct{ name, src, want string }{
-		{"empty", "", "no chosen"},
-		{"unterminated comment", "/dts-v1/; /* x", "line 1: unterminated comment"},
-		{"missing semicolon", edit(`model = "PJRC TEENSY 4.1 board";`, `model = "PJRC TEENSY 4.1 board"`), "line 13: expected \";\""},
-		{"dangling label", edit("zephyr,itcm = &itcm;", "zephyr,itcm = &nosuch;"), `no node labelled "nosuch"`},
-		{"bad path", edit("zephyr,itcm = &itcm;", `zephyr,itcm = "/soc/nosuch@0";`), "no node at path /soc/nosuch@0"},
-		{"odd reg", edit("reg = < 0x0 0x20000 >;", "reg = < 0x0 0x20000 0x1 >;"), "reg has 3 cells"},
-		{"64-bit", edit("reg = < 0x20000000 0x20000 >;", "reg = < 0xffff0000 0x20000 >;"), "does not fit in 32 bits"},
-		{"expression", edit("reg = < 0x0 0x20000 >;", "reg = < 0x0 (128 * 1024) >;"), "unexpected \"(\""},
-		{"overlap", edit("reg = < 0x20000000 0x20000 >;", "reg = < 0x10000 0x20000 >;"), "overlap"},
-		{"no window", edit("reg = < 0x402a8000 0x4000 >, < 0x60000000 0x800000 >;", "reg = < 0x402a8000 0x4000 >;"), "no memory window"},
-		{"directive", edit("/dts-v1/;", "/dts-v1/;\n/ { /delete-node/ &itcm; };"), "/delete-node/ is not supported"},
+	// line is the source line the error names, 0 for one about the tree.
+	for _, tc := range []struct {
+		name, src, want string
+		line            int
+	}{
+		{"empty", "", "no chosen", 0},
+		{"unterminated comment", "/dts-v1/; /* x", "line 1: unterminated comment", 1},
+		{"missing semicolon", edit(`model = "PJRC TEENSY 4.1 board";`, `model = "PJRC TEENSY 4.1 board"`), "line 13: expected \";\"", 13},
+		{"dangling label", edit("zephyr,itcm = &itcm;", "zephyr,itcm = &nosuch;"), `no node labelled "nosuch"`, 0},
+		{"bad path", edit("zephyr,itcm = &itcm;", `zephyr,itcm = "/soc/nosuch@0";`), "no node at path /soc/nosuch@0", 0},
+		{"odd reg", edit("reg = < 0x0 0x20000 >;", "reg = < 0x0 0x20000 0x1 >;"), "reg has 3 cells", 0},
+		{"64-bit", edit("reg = < 0x20000000 0x20000 >;", "reg = < 0xffff0000 0x20000 >;"), "does not fit in 32 bits", 0},
+		{"expression", edit("reg = < 0x0 0x20000 >;", "reg = < 0x0 (128 * 1024) >;"), "unexpected \"(\"", 0},
+		{"overlap", edit("reg = < 0x20000000 0x20000 >;", "reg = < 0x10000 0x20000 >;"), "overlap", 0},
+		{"no window", edit("reg = < 0x402a8000 0x4000 >, < 0x60000000 0x800000 >;", "reg = < 0x402a8000 0x4000 >;"), "no memory window", 0},
+		{"directive", edit("/dts-v1/;", "/dts-v1/;\n/ { /delete-node/ &itcm; };"), "/delete-node/ is not supported", 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadZephyrDTS(strings.NewReader(tc.src))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			var de *DevicetreeError
+			var ie *InvalidError
+			switch {
+			case errors.As(err, &ie):
+				if tc.name != "overlap" || ie.Board != "PJRC TEENSY 4.1 board" {
+					t.Errorf("%v is an InvalidError of board %q", err, ie.Board)
+				}
+			case !errors.As(err, &de):
+				t.Errorf("%v (%T) is not a DevicetreeError", err, err)
+			case tc.line > 0 && de.Line != tc.line:
+				t.Errorf("%v: Line %d, want %d", err, de.Line, tc.line)
 			}
 		})
 	}

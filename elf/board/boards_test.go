@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package board
 
 import (
 	goelf "debug/elf"
@@ -12,8 +12,8 @@ import (
 )
 
 func TestBuiltinBoards(t *testing.T) {
-	for _, name := range BoardNames() {
-		b, err := BoardByName(name)
+	for _, name := range Names() {
+		b, err := ByName(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -24,7 +24,7 @@ func TestBuiltinBoards(t *testing.T) {
 			t.Errorf("%s: I-cache %+v has %d sets, want 32 KB / (2 ways * 32 B) = 512", name, b.ICache, b.ICache.Sets())
 		}
 	}
-	b, _ := BoardByName("teensy41")
+	b, _ := ByName("teensy41")
 	want := []Region{
 		{"ITCM", KindITCM, 0x00000000, 0x20000},
 		{"DTCM", KindDTCM, 0x20000000, 0x20000},
@@ -51,16 +51,16 @@ func TestBuiltinBoards(t *testing.T) {
 	if b.IsBootCopy("z_prep_c") || b.IsBootCopy("memcpy") {
 		t.Error("teensy41: z_prep_c or memcpy taken as the boot copy")
 	}
-	b.Regions[0].Size = 1 // a caller's change must not leak into the next BoardByName
-	if again, _ := BoardByName("teensy41"); again.Regions[0].Size != 0x20000 {
-		t.Error("BoardByName returned shared state")
+	b.Regions[0].Size = 1 // a caller's change must not leak into the next ByName
+	if again, _ := ByName("teensy41"); again.Regions[0].Size != 0x20000 {
+		t.Error("ByName returned shared state")
 	}
-	q, _ := BoardByName("qemu-demo")
+	q, _ := ByName("qemu-demo")
 	want = append(want, Region{"TESTBENCH", KindTestbench, 0x60800000, 0x800000})
 	if !reflect.DeepEqual(q.BootCritical, []string{"Reset_Handler", "boot_copy"}) || !reflect.DeepEqual(q.BootCopy, []string{"boot_copy"}) || !reflect.DeepEqual(q.Regions, want) {
 		t.Errorf("qemu-demo: %+v", q)
 	}
-	if _, err := BoardByName("teensy40"); err == nil || !strings.Contains(err.Error(), "qemu-demo, teensy41") {
+	if _, err := ByName("teensy40"); err == nil || !strings.Contains(err.Error(), "qemu-demo, teensy41") {
 		t.Errorf("unknown board error: %v", err)
 	}
 }
@@ -77,8 +77,12 @@ func TestBoardValidateRejects(t *testing.T) {
 		{"kind", []Region{{"A", KindVeneer, 0, 4}}, "kind"},
 	} {
 		b := &Board{Name: tc.name, Regions: tc.regions}
-		if err := b.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+		err := b.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Validate = %v, want %q", tc.name, err, tc.want)
+		}
+		if ie, ok := err.(*InvalidError); !ok || ie.Board != tc.name {
+			t.Errorf("%s: Validate = %#v, want an InvalidError naming the board", tc.name, err)
 		}
 	}
 	top := Region{"TOP", KindRAM, 0xFFFFFF00, 0x100}
@@ -97,7 +101,7 @@ func TestClassifyRealImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	b, _ := BoardByName("teensy41")
+	b, _ := ByName("teensy41")
 	wantSection := map[string]RegionKind{".text": KindFlash, ".itcm": KindITCM, ".data": KindDTCM, ".bss": KindDTCM, ".note.gnu.build-id": KindFlash}
 	for _, s := range f.Sections {
 		if s.Flags&goelf.SHF_ALLOC == 0 {
@@ -110,7 +114,7 @@ func TestClassifyRealImage(t *testing.T) {
 			t.Errorf("section %s %#x+%#x: region %v, want %s", s.Name, s.Addr, s.Size, r, want)
 		}
 	}
-	funcs, addrOf := funcRanges(t, f)
+	funcs, addrOf := armtest.FuncSymbols(t, f)
 	isVeneer := func(addr uint32) bool {
 		for _, fn := range funcs {
 			if strings.HasSuffix(fn.Name, "_veneer") && addr-fn.Addr < fn.Size {
@@ -133,5 +137,19 @@ func TestClassifyRealImage(t *testing.T) {
 	}
 	if kind, ok := b.Classify(0x40000000, nil); ok {
 		t.Errorf("peripheral address classified as %s", kind)
+	}
+}
+
+// A board's boot list names functions; a clone of one counts as it, a
+// name that merely has a dot does not.
+func TestBootListsUseTheCloneRule(t *testing.T) {
+	b := &Board{BootCritical: []string{"ResetISR"}, BootCopy: []string{"memcpy"}}
+	for name, want := range map[string]bool{"ResetISR": true, "ResetISR.part.0": true, "ResetISR.isra.0.cold": true, "ResetISR.x": false, "ResetISRx": false} {
+		if got := b.IsBootCritical(name); got != want {
+			t.Errorf("IsBootCritical(%q) = %v", name, got)
+		}
+	}
+	if !b.IsBootCopy("memcpy.constprop.1") || b.IsBootCopy("memcpy.local") {
+		t.Error("IsBootCopy does not follow SplitClone")
 	}
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package board
 
 import (
 	"fmt"
@@ -90,7 +90,7 @@ func ReadZephyrDTS(r io.Reader) (*Board, error) {
 		return nil, walkErr
 	}
 	if len(b.Regions) == 0 {
-		return nil, fmt.Errorf("devicetree: no chosen zephyr,flash/itcm/dtcm/sram and no zephyr,memory-region nodes (is this a Zephyr zephyr.dts?)")
+		return nil, &DevicetreeError{Msg: "no chosen zephyr,flash/itcm/dtcm/sram and no zephyr,memory-region nodes (is this a Zephyr zephyr.dts?)"}
 	}
 	sort.Slice(b.Regions, func(i, j int) bool { return b.Regions[i].Start < b.Regions[j].Start })
 	if err := b.Validate(); err != nil {
@@ -140,7 +140,7 @@ func (t *dtsTree) memoryOf(n *dtsNode, flash bool) (Region, error) {
 			return Region{}, err
 		}
 		if len(win) < 2 || !win[1].hasSize {
-			return Region{}, fmt.Errorf("devicetree: flash %s has no size and its controller %s no memory window (second reg entry)", n.path(), n.parent.path())
+			return Region{}, dtsErrorf("flash %s has no size and its controller %s no memory window (second reg entry)", n.path(), n.parent.path())
 		}
 		off := uint64(0)
 		if len(regs) > 0 {
@@ -155,11 +155,11 @@ func (t *dtsTree) memoryOf(n *dtsNode, flash bool) (Region, error) {
 		regs = []dtsReg{r}
 	}
 	if len(regs) == 0 || !regs[0].hasSize {
-		return Region{}, fmt.Errorf("devicetree: %s has no reg with a size", n.path())
+		return Region{}, dtsErrorf("%s has no reg with a size", n.path())
 	}
 	r := regs[0]
 	if r.addr+r.size > 1<<32 || r.size > 1<<32-1 {
-		return Region{}, fmt.Errorf("devicetree: %s reg <%#x %#x> does not fit in 32 bits", n.path(), r.addr, r.size)
+		return Region{}, dtsErrorf("%s reg <%#x %#x> does not fit in 32 bits", n.path(), r.addr, r.size)
 	}
 	return Region{Name: name, Start: uint32(r.addr), Size: uint32(r.size)}, nil
 }
@@ -245,7 +245,7 @@ func (n *dtsNode) cellsProp(name string) ([]dtsCell, bool, error) {
 	var cells []dtsCell
 	for _, v := range vals {
 		if v.kind != 'c' {
-			return nil, true, fmt.Errorf("devicetree: %s: property %s is not a list of cells", n.path(), name)
+			return nil, true, dtsErrorf("%s: property %s is not a list of cells", n.path(), name)
 		}
 		cells = append(cells, v.cells...)
 	}
@@ -259,7 +259,7 @@ func (n *dtsNode) u64Prop(name string) (uint64, bool, error) {
 		return 0, ok, err
 	}
 	if len(cells) == 0 || len(cells) > 2 {
-		return 0, true, fmt.Errorf("devicetree: %s: %s has %d cells", n.path(), name, len(cells))
+		return 0, true, dtsErrorf("%s: %s has %d cells", n.path(), name, len(cells))
 	}
 	return joinCells(n, name, cells)
 }
@@ -268,7 +268,7 @@ func joinCells(n *dtsNode, prop string, cells []dtsCell) (uint64, bool, error) {
 	var v uint64
 	for _, c := range cells {
 		if c.ref != "" {
-			return 0, true, fmt.Errorf("devicetree: %s: %s holds a reference where a number belongs", n.path(), prop)
+			return 0, true, dtsErrorf("%s: %s holds a reference where a number belongs", n.path(), prop)
 		}
 		v = v<<32 | c.num
 	}
@@ -293,7 +293,7 @@ func (n *dtsNode) addressCells() (ac, sc int, err error) {
 		sc = int(v)
 	}
 	if ac < 1 || ac > 2 || sc < 0 || sc > 2 {
-		return 0, 0, fmt.Errorf("devicetree: %s: unsupported #address-cells %d / #size-cells %d", n.parent.path(), ac, sc)
+		return 0, 0, dtsErrorf("%s: unsupported #address-cells %d / #size-cells %d", n.parent.path(), ac, sc)
 	}
 	return ac, sc, nil
 }
@@ -309,7 +309,7 @@ func (n *dtsNode) reg() ([]dtsReg, error) {
 		return nil, err
 	}
 	if len(cells)%(ac+sc) != 0 {
-		return nil, fmt.Errorf("devicetree: %s: reg has %d cells, not a multiple of %d+%d", n.path(), len(cells), ac, sc)
+		return nil, dtsErrorf("%s: reg has %d cells, not a multiple of %d+%d", n.path(), len(cells), ac, sc)
 	}
 	var regs []dtsReg
 	for i := 0; i < len(cells); i += ac + sc {
@@ -331,11 +331,11 @@ func (n *dtsNode) reg() ([]dtsReg, error) {
 func (t *dtsTree) resolvePathProp(n *dtsNode, prop string) (*dtsNode, error) {
 	v := n.props[prop]
 	if len(v) != 1 || (v[0].kind != 'r' && v[0].kind != 's') {
-		return nil, fmt.Errorf("devicetree: %s: %s is not a node reference", n.path(), prop)
+		return nil, dtsErrorf("%s: %s is not a node reference", n.path(), prop)
 	}
 	target, err := t.lookup(v[0].ref + v[0].str)
 	if err != nil {
-		return nil, fmt.Errorf("devicetree: %s: %s: %w", n.path(), prop, err)
+		return nil, dtsErrorf("%s: %s: %v", n.path(), prop, err)
 	}
 	return target, nil
 }
@@ -392,7 +392,7 @@ func isDTSWordChar(c byte) bool {
 }
 
 func (l *dtsLexer) errorf(format string, args ...any) error {
-	return fmt.Errorf("devicetree line %d: %s", l.line, fmt.Sprintf(format, args...))
+	return &DevicetreeError{Line: l.line, Msg: fmt.Sprintf(format, args...)}
 }
 
 // skipSpace skips blanks and comments.
@@ -501,7 +501,7 @@ func (p *dtsParser) advance() error {
 }
 
 func (p *dtsParser) errorf(format string, args ...any) error {
-	return fmt.Errorf("devicetree line %d: %s", p.tok.line, fmt.Sprintf(format, args...))
+	return &DevicetreeError{Line: p.tok.line, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *dtsParser) expect(punct string) error {

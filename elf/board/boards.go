@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package board
 
 import (
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/tcmprof/tcmprof/elf"
 )
 
 // CacheGeometry describes an instruction cache.
@@ -100,8 +102,8 @@ var builtinBoards = map[string]func() *Board{
 	},
 }
 
-// BoardNames lists the built-in boards, sorted.
-func BoardNames() []string {
+// Names lists the built-in boards, sorted.
+func Names() []string {
 	names := make([]string, 0, len(builtinBoards))
 	for n := range builtinBoards {
 		names = append(names, n)
@@ -110,11 +112,11 @@ func BoardNames() []string {
 	return names
 }
 
-// BoardByName returns a copy of a built-in board.
-func BoardByName(name string) (*Board, error) {
+// ByName returns a copy of a built-in board.
+func ByName(name string) (*Board, error) {
 	mk, ok := builtinBoards[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown board %q (known: %s)", name, strings.Join(BoardNames(), ", "))
+		return nil, fmt.Errorf("unknown board %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	return mk(), nil
 }
@@ -140,7 +142,7 @@ func (b *Board) IsBootCopy(name string) bool { return hasOrigin(b.BootCopy, name
 
 // hasOrigin reports whether names holds name without its clone suffix.
 func hasOrigin(names []string, name string) bool {
-	base, _ := SplitClone(name)
+	base, _ := elf.SplitClone(name)
 	return slices.Contains(names, base)
 }
 
@@ -153,16 +155,16 @@ func (b *Board) Validate() error {
 		switch r.Kind {
 		case KindFlash, KindITCM, KindDTCM, KindOCRAM, KindRAM, KindTestbench:
 		default:
-			return fmt.Errorf("board %s: region %s has kind %q", b.Name, r.Name, r.Kind)
+			return &InvalidError{Board: b.Name, Msg: fmt.Sprintf("region %s has kind %q", r.Name, r.Kind)}
 		}
 		if r.Size == 0 {
-			return fmt.Errorf("board %s: region %s is empty", b.Name, r.Name)
+			return &InvalidError{Board: b.Name, Msg: fmt.Sprintf("region %s is empty", r.Name)}
 		}
 		if r.End() > 1<<32 {
-			return fmt.Errorf("board %s: region %v runs past 4 GB", b.Name, r)
+			return &InvalidError{Board: b.Name, Msg: fmt.Sprintf("region %v runs past 4 GB", r)}
 		}
 		if i > 0 && uint64(r.Start) < rs[i-1].End() {
-			return fmt.Errorf("board %s: regions %v and %v overlap", b.Name, rs[i-1], r)
+			return &InvalidError{Board: b.Name, Msg: fmt.Sprintf("regions %v and %v overlap", rs[i-1], r)}
 		}
 	}
 	return nil
