@@ -19,6 +19,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/place/imageinput"
 	"github.com/tcmprof/tcmprof/profile"
@@ -330,7 +331,7 @@ func printWarnings(w io.Writer, warnings []string) {
 // openImage opens the ELF the sources name and checks that m, the map
 // file's contents when there is one, comes from the same link: a map of
 // another build would label and plan every address wrongly without a word.
-func openImage(src sources, m *elf.Map) (*elf.Image, error) {
+func openImage(src sources, m *mapfile.Map) (*elf.Image, error) {
 	img, err := elf.Open(src.elf)
 	if err != nil {
 		return nil, err
@@ -344,13 +345,13 @@ func openImage(src sources, m *elf.Map) (*elf.Image, error) {
 }
 
 // readMap parses a GNU ld map file.
-func readMap(path string) (*elf.Map, error) {
+func readMap(path string) (*mapfile.Map, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m, err := elf.ParseMap(bufio.NewReader(f))
+	m, err := mapfile.Parse(bufio.NewReader(f))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

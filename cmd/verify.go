@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/place/imageinput"
@@ -64,7 +64,7 @@ func runVerify(o *verifyOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	var m *elf.Map
+	var m *mapfile.Map
 	if src.mapFile != "" {
 		if m, err = readMap(src.mapFile); err != nil {
 			return err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 )
 
 // FuncKey names a function so that the name survives a rebuild: the source
@@ -100,8 +101,8 @@ type Func struct {
 }
 
 // Library is the function's library label, as reports give it
-// (elf.LibraryName): "libnet.a" for an archive member, else the object.
-func (f *Func) Library() string { return elf.LibraryName(f.Archive, f.Object) }
+// (mapfile.LibraryName): "libnet.a" for an archive member, else the object.
+func (f *Func) Library() string { return mapfile.LibraryName(f.Archive, f.Object) }
 
 // Edge is a direct call (BL) or tail call (B.W) from the function that
 // starts at Caller to the function that starts at Callee, made by the

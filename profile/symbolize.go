@@ -14,6 +14,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -23,7 +24,7 @@ type Options struct {
 	// Board gives the memory regions and the I-cache; nil means teensy41.
 	Board *board.Board
 	// Map, when set, attributes code to the libraries of a GNU ld map file.
-	Map *elf.Map
+	Map *mapfile.Map
 	// Idle says which samples are idle rather than busy.
 	Idle IdleRules
 	// ICache overrides the board's instruction cache when non-zero.

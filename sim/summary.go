@@ -8,12 +8,13 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 )
 
 // Symbols name the traced image's code for a Summary.
 type Symbols struct {
 	Image *elf.Image
-	Map   *elf.Map     // optional: libraries
+	Map   *mapfile.Map // optional: libraries
 	Board *board.Board // optional: memory regions
 }
 

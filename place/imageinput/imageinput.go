@@ -24,6 +24,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sim"
@@ -34,7 +35,7 @@ type Sources struct {
 	Image *elf.Image
 	// Map is the image's link map. Without it functions have no input
 	// section or object: fine for rank and verify, useless for plan.
-	Map *elf.Map
+	Map *mapfile.Map
 	// MapPath is where Map was read from; relative object and archive paths
 	// in it are looked up from its directory and that directory's parent
 	// (Zephyr links in build/zephyr but names build/-relative archives).
@@ -275,12 +276,12 @@ func ITCMUsed(f *goelf.File, start, size uint32) uint32 {
 
 // sharedSections marks the map's input sections that hold more than one
 // function.
-func sharedSections(fns []*elf.Function, m *elf.Map) map[*elf.InputSection]bool {
-	out := make(map[*elf.InputSection]bool)
+func sharedSections(fns []*elf.Function, m *mapfile.Map) map[*mapfile.InputSection]bool {
+	out := make(map[*mapfile.InputSection]bool)
 	if m == nil {
 		return out
 	}
-	seen := make(map[*elf.InputSection]bool)
+	seen := make(map[*mapfile.InputSection]bool)
 	for _, fn := range fns {
 		if fn.Size == 0 {
 			continue
@@ -299,7 +300,7 @@ type fileSection struct{ file, section string }
 // unwoundSections marks the code sections that have an .ARM.exidx input
 // section in the map. GNU as names the unwind section of ".text"
 // ".ARM.exidx" and that of any other section X ".ARM.exidx"+X.
-func unwoundSections(m *elf.Map) map[fileSection]bool {
+func unwoundSections(m *mapfile.Map) map[fileSection]bool {
 	out := make(map[fileSection]bool)
 	if m == nil {
 		return out
@@ -324,12 +325,12 @@ func unwoundSections(m *elf.Map) map[fileSection]bool {
 // aligned to 2 or 4 bytes by GCC, so the guess is 4 when the address
 // allows: overestimating costs a little predicted padding, while
 // underestimating could make a plan not fit.
-func inferAlign(m *elf.Map, s *elf.InputSection) uint32 {
+func inferAlign(m *mapfile.Map, s *mapfile.InputSection) uint32 {
 	low := s.Addr & -s.Addr
 	if s.Addr == 0 {
 		low = 1 << 31
 	}
-	var prev *elf.InputSection
+	var prev *mapfile.InputSection
 	for _, o := range m.Sections {
 		if o.Output == s.Output && o.Size > 0 && o.Addr < s.Addr && o.Addr+o.Size <= s.Addr && (prev == nil || o.Addr > prev.Addr) {
 			prev = o
@@ -366,7 +367,7 @@ func newAlignReader(mapDir string) *alignReader {
 		errs: make(map[string]error), archives: make(map[string][]byte)}
 }
 
-func (r *alignReader) align(s *elf.InputSection) (uint32, error) {
+func (r *alignReader) align(s *mapfile.InputSection) (uint32, error) {
 	key := s.File()
 	secs, ok := r.objects[key]
 	if !ok {
@@ -387,7 +388,7 @@ func (r *alignReader) align(s *elf.InputSection) (uint32, error) {
 	return max(a, 1), nil
 }
 
-func (r *alignReader) load(s *elf.InputSection) (*objectSections, error) {
+func (r *alignReader) load(s *mapfile.InputSection) (*objectSections, error) {
 	file := s.Object
 	if s.Archive != "" {
 		file = s.Archive

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/place"
 )
@@ -49,7 +50,7 @@ func TestReadOnDemoFirmware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := elf.ParseMap(mf)
+	m, err := mapfile.Parse(mf)
 	mf.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +300,7 @@ func checkDemoBootClosure(t *testing.T, in *place.Input, elfPath string) {
 
 // padded reports whether ld left a gap between s and the input section
 // before it in the same output section.
-func padded(m *elf.Map, s *elf.InputSection) bool {
+func padded(m *mapfile.Map, s *mapfile.InputSection) bool {
 	var prevEnd uint32
 	found := false
 	for _, o := range m.Sections {
@@ -342,7 +343,7 @@ func TestReadRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer mf.Close()
-		m, err := elf.ParseMap(mf)
+		m, err := mapfile.Parse(mf)
 		if err != nil {
 			t.Fatal(err)
 		}

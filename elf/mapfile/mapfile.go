@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+// Package mapfile reads the map file GNU ld writes beside a firmware ELF:
+// which archive member or object each address of the image came from
+// (libraries for reports, object files for placement), and whether a map
+// belongs to an image's link at all.
+package mapfile
 
 import (
 	"bufio"
 	goelf "debug/elf"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tcmprof/tcmprof/elf"
 )
 
 // Map is what tcmprof reads from a GNU ld map file (ld -Map, Zephyr's
@@ -54,12 +59,12 @@ type InputSection struct {
 	Archive    string // archive path as ld printed it, for archive members
 	Member     string // object file inside Archive
 	Object     string // object path for objects linked directly ("linker stubs" for ld's own veneers)
-	Symbols    []MapSymbol
+	Symbols    []Symbol
 	Output     string // the output section it was placed in
 }
 
-// MapSymbol is a symbol line under an input section.
-type MapSymbol struct {
+// Symbol is a symbol line under an input section.
+type Symbol struct {
 	Name string
 	Addr uint32
 }
@@ -95,9 +100,9 @@ func (m *Map) SectionAt(addr uint32) *InputSection {
 // in the wrong input sections, and libraries and plans made with it are
 // quietly wrong. Output sections only the map lists are left alone: ld
 // lists empty ones it does not emit.
-func (m *Map) CheckImage(im *Image) error {
+func (m *Map) CheckImage(im *elf.Image) error {
 	inELF := make(map[string]*goelf.Section)
-	for _, s := range im.file.Sections {
+	for _, s := range im.File().Sections {
 		if s.Flags&goelf.SHF_ALLOC != 0 && inELF[s.Name] == nil {
 			inELF[s.Name] = s
 		}
@@ -109,13 +114,12 @@ func (m *Map) CheckImage(im *Image) error {
 			continue
 		}
 		if uint64(o.Addr) != s.Addr || uint64(o.Size) != s.Size {
-			return fmt.Errorf("section %s is %d bytes at 0x%08x in the map but %d bytes at 0x%08x in the ELF",
-				o.Name, o.Size, o.Addr, s.Size, s.Addr)
+			return &MismatchError{Section: o.Name, MapAddr: uint64(o.Addr), MapSize: uint64(o.Size), ELFAddr: s.Addr, ELFSize: s.Size}
 		}
 		shared++
 	}
 	if shared == 0 {
-		return errors.New("the map and the ELF have no allocated section in common")
+		return &MismatchError{}
 	}
 	return nil
 }
@@ -200,10 +204,10 @@ type mapParser struct {
 	sawLayout     bool
 }
 
-// ParseMap reads a GNU ld map file. It stops at the cross reference table
+// Parse reads a GNU ld map file. It stops at the cross reference table
 // (ld --cref) and ignores what it does not need; malformed addresses are
 // errors naming the line.
-func ParseMap(r io.Reader) (*Map, error) {
+func Parse(r io.Reader) (*Map, error) {
 	p := &mapParser{m: &Map{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -220,7 +224,7 @@ func ParseMap(r io.Reader) (*Map, error) {
 			continue
 		}
 		if err := p.parseLine(text); err != nil {
-			return nil, fmt.Errorf("map line %d: %w", p.line, err)
+			return nil, &SyntaxError{Line: p.line, Msg: err.Error()}
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -228,7 +232,7 @@ func ParseMap(r io.Reader) (*Map, error) {
 	}
 	p.flushPending()
 	if !p.sawLayout {
-		return nil, fmt.Errorf("not a GNU ld map file: no %q section", "Linker script and memory map")
+		return nil, &SyntaxError{Msg: fmt.Sprintf("not a GNU ld map file: no %q section", "Linker script and memory map")}
 	}
 	sort.SliceStable(p.m.Sections, func(i, j int) bool { return p.m.Sections[i].Addr < p.m.Sections[j].Addr })
 	return p.m, nil
@@ -318,7 +322,7 @@ func (p *mapParser) sectionLine(text string) error {
 			if err != nil {
 				return err
 			}
-			p.input.Symbols = append(p.input.Symbols, MapSymbol{Name: f[1], Addr: addr})
+			p.input.Symbols = append(p.input.Symbols, Symbol{Name: f[1], Addr: addr})
 		}
 		return nil
 	}

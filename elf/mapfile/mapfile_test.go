@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package mapfile
 
 import (
 	goelf "debug/elf"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
@@ -22,9 +23,9 @@ func parseMapFile(t testing.TB, path string) *Map {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := ParseMap(f)
+	m, err := Parse(f)
 	if err != nil {
-		t.Fatalf("ParseMap(%s): %v", path, err)
+		t.Fatalf("Parse(%s): %v", path, err)
 	}
 	return m
 }
@@ -76,7 +77,7 @@ func TestParseMapAgainstELF(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	funcs, _ := funcRanges(t, f)
+	funcs, _ := armtest.FuncSymbols(t, f)
 	libs := map[string]bool{}
 	for _, fn := range funcs {
 		s := m.SectionAt(fn.Addr)
@@ -170,7 +171,7 @@ func TestParseMapZephyrExcerpt(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, text := range []string{string(raw), strings.ReplaceAll(string(raw), "\n", "\r\n")} {
-		m, err := ParseMap(strings.NewReader(text))
+		m, err := Parse(strings.NewReader(text))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,10 +198,10 @@ func TestParseMapZephyrExcerpt(t *testing.T) {
 				t.Errorf("SectionAt(%#x) = %+v in fill or outside, want nil", addr, s)
 			}
 		}
-		if s := m.SectionAt(0x60002408); !reflect.DeepEqual(s.Symbols, []MapSymbol{{"z_impl_k_sem_give", 0x60002408}}) {
+		if s := m.SectionAt(0x60002408); !reflect.DeepEqual(s.Symbols, []Symbol{{"z_impl_k_sem_give", 0x60002408}}) {
 			t.Errorf("symbols of %s: %+v", s.Name, s.Symbols)
 		}
-		if s := m.SectionAt(0); s.Size != 0x3c || !reflect.DeepEqual(s.Symbols, []MapSymbol{{"hot_loop", 0}}) {
+		if s := m.SectionAt(0); s.Size != 0x3c || !reflect.DeepEqual(s.Symbols, []Symbol{{"hot_loop", 0}}) {
 			t.Errorf("hot_loop section: %+v", s)
 		}
 		var itcm OutputSection
@@ -222,16 +223,22 @@ func TestParseMapZephyrExcerpt(t *testing.T) {
 }
 
 func TestParseMapErrors(t *testing.T) {
-	for _, tc := range []struct{ name, text, want string }{
-		{"empty", "", "not a GNU ld map file"},
-		{"not a map", "hello\nworld\n", "not a GNU ld map file"},
-		{"64-bit address", "Linker script and memory map\n\n.text 0x100000000 0x10\n", "line 3: 0x100000000 does not fit in 32 bits"},
-		{"bad memory", "Memory Configuration\n\nName Origin Length\nFLASH 0xZZ 0x10\n", "line 4: bad hex number"},
+	for _, tc := range []struct {
+		name, text, want string
+		line             int
+	}{
+		{"empty", "", "not a GNU ld map file", 0},
+		{"not a map", "hello\nworld\n", "not a GNU ld map file", 0},
+		{"64-bit address", "Linker script and memory map\n\n.text 0x100000000 0x10\n", "line 3: 0x100000000 does not fit in 32 bits", 3},
+		{"bad memory", "Memory Configuration\n\nName Origin Length\nFLASH 0xZZ 0x10\n", "line 4: bad hex number", 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseMap(strings.NewReader(tc.text))
+			_, err := Parse(strings.NewReader(tc.text))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			if se, ok := err.(*SyntaxError); !ok || se.Line != tc.line {
+				t.Errorf("error %#v, want a SyntaxError at line %d", err, tc.line)
 			}
 		})
 	}
@@ -247,7 +254,7 @@ func FuzzParseMap(f *testing.F) {
 	}
 	f.Add("Linker script and memory map\n .text.x\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		m, err := ParseMap(strings.NewReader(text))
+		m, err := Parse(strings.NewReader(text))
 		if err != nil {
 			return
 		}
@@ -273,13 +280,16 @@ func TestMapCheckImage(t *testing.T) {
 		{e.NoID, "section .text is"}, // the same link without the build-id note before .text
 		{e.Pure, "in the map but"},
 	} {
-		im, err := Open(tc.elf)
+		im, err := elf.Open(tc.elf)
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = m.CheckImage(im)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: CheckImage = %v, want %q", filepath.Base(tc.elf), err, tc.want)
+		}
+		if me, ok := err.(*MismatchError); tc.want != "" && (!ok || me.Section == "" || me.MapAddr == me.ELFAddr && me.MapSize == me.ELFSize) {
+			t.Errorf("%s: CheckImage = %#v, want a MismatchError naming a section that differs", filepath.Base(tc.elf), err)
 		}
 	}
 }
