@@ -69,9 +69,9 @@ func BLTarget(code CodeReader, addr uint32) (target uint32, toARM bool, ok bool)
 	return decodeBL(h1, h2, addr&^1)
 }
 
-// excReturnMin is the lowest EXC_RETURN value: an LR of 0xFFFFFFxx after
+// ExcReturnMin is the lowest EXC_RETURN value: an LR of 0xFFFFFFxx after
 // exception entry is a magic number, not a code address.
-const excReturnMin = 0xFFFFFF00
+const ExcReturnMin = 0xFFFFFF00
 
 // CallSite maps a return address (an LR value) to the address of the call
 // instruction that produced it: ret-4 for a 32-bit BL/BLX immediate, ret-2
@@ -83,7 +83,7 @@ const excReturnMin = 0xFFFFFF00
 // encoding precedes the return address, i.e. LR is stale or was never a
 // return address.
 func CallSite(code CodeReader, lr uint32) (site uint32, ok bool) {
-	if lr >= excReturnMin || lr&1 == 0 {
+	if lr >= ExcReturnMin || lr&1 == 0 {
 		return 0, false
 	}
 	ret := lr &^ 1

@@ -15,6 +15,7 @@ import (
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
+	"github.com/tcmprof/tcmprof/elf/unwind"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -68,7 +69,7 @@ type Stack struct {
 	// records' own snapshots: unwound through the words below the
 	// thread's stack top (Capture.StackTops, elf.UnwindThread) or
 	// completed from other records of the thread that share the frame
-	// below them (elf.CompleteStacks).
+	// below them (unwind.CompleteStacks).
 	Completed int
 	Exc       uint16
 	Thread    uint32
@@ -100,7 +101,7 @@ type UnwindStats struct {
 	// Frames counts the frames of all stacks, the first included.
 	Frames int
 	// ByStop counts the records by why their unwind ended.
-	ByStop map[elf.UnwindStop]int
+	ByStop map[unwind.Stop]int
 }
 
 func (u UnwindStats) String() string {
@@ -116,7 +117,7 @@ func (u UnwindStats) String() string {
 
 // count adds one unwind of frames frames, completed of them from other
 // records, that ended at stop.
-func (u *UnwindStats) count(frames, completed int, stop elf.UnwindStop) {
+func (u *UnwindStats) count(frames, completed int, stop unwind.Stop) {
 	u.Records++
 	u.Frames += frames
 	u.CompletedFrames += completed
@@ -124,7 +125,7 @@ func (u *UnwindStats) count(frames, completed int, stop elf.UnwindStop) {
 		u.Completed++
 	}
 	if u.ByStop == nil {
-		u.ByStop = map[elf.UnwindStop]int{}
+		u.ByStop = map[unwind.Stop]int{}
 	}
 	u.ByStop[stop]++
 	switch {
@@ -132,7 +133,7 @@ func (u *UnwindStats) count(frames, completed int, stop elf.UnwindStop) {
 		u.Complete++
 	case frames == 1:
 		u.Failed++
-	case stop == elf.StopDepth:
+	case stop == unwind.StopDepth:
 		u.TruncatedDepth++
 	default:
 		u.Truncated++
@@ -214,7 +215,7 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 	unwound := r.unwindAll()
 	for i := range c.Records {
 		rec := &c.Records[i]
-		var u *elf.UnwoundStack
+		var u *unwind.Stack
 		if unwound != nil {
 			u = &unwound[i]
 		}
@@ -290,7 +291,7 @@ func (r *resolver) loadCFI() error {
 	if h.Fields&sample.FieldLR == 0 {
 		return nil
 	}
-	cfi, err := elf.LoadCFI(r.s.Image.File())
+	cfi, err := unwind.LoadCFI(r.s.Image.File())
 	if err != nil || cfi == nil {
 		why := "the ELF has no .debug_frame"
 		if err != nil {
@@ -303,7 +304,7 @@ func (r *resolver) loadCFI() error {
 	}
 	r.cfi = cfi
 	if h.Fields&sample.FieldStack != 0 && cfi != nil {
-		u, err := elf.NewUnwinder(r.s.Image)
+		u, err := unwind.New(r.s.Image)
 		if err != nil {
 			return fmt.Errorf("%w", err)
 		}
@@ -314,19 +315,19 @@ func (r *resolver) loadCFI() error {
 
 // unwindAll unwinds every record's stack snapshot and completes the
 // stacks the snapshot's depth cut short from the other records of their
-// thread (elf.CompleteStacks): nil for a capture without stacks or an
+// thread (unwind.CompleteStacks): nil for a capture without stacks or an
 // image without CFI.
-func (r *resolver) unwindAll() []elf.UnwoundStack {
+func (r *resolver) unwindAll() []unwind.Stack {
 	h := &r.s.Capture.Header
 	if h.Fields&sample.FieldStack == 0 || r.unwinder == nil {
 		return nil
 	}
-	out := make([]elf.UnwoundStack, len(r.s.Capture.Records))
+	out := make([]unwind.Stack, len(r.s.Capture.Records))
 	for i := range r.s.Capture.Records {
 		rec := &r.s.Capture.Records[i]
 		// Fewer words than K: the copy stopped at the stack's top (no
 		// words at all may also mean SP was outside the stack).
-		snap := elf.StackSnapshot{
+		snap := unwind.Snapshot{
 			PC: rec.PC, SP: rec.SP, LR: rec.LR, Words: rec.Stack,
 			AtTop: len(rec.Stack) > 0 && len(rec.Stack) < int(h.StackWords),
 		}
@@ -340,21 +341,21 @@ func (r *resolver) unwindAll() []elf.UnwoundStack {
 		}
 		out[i] = r.unwinder.UnwindThread(snap, rec.Thread)
 	}
-	elf.CompleteStacks(out)
+	unwind.CompleteStacks(out)
 	return out
 }
 
 // callers are rec's frames above its PC: its unwound (and completed)
 // stack u when it passes the first frame, else the accepted LR caller;
 // and how many of the outermost came from other records.
-func (r *resolver) callers(rec *sample.Record, u *elf.UnwoundStack) ([]uint32, int) {
+func (r *resolver) callers(rec *sample.Record, u *unwind.Stack) ([]uint32, int) {
 	h := &r.s.Capture.Header
 	if h.Fields&sample.FieldLR == 0 {
 		return nil, 0
 	}
 	var out []uint32
 	if h.Fields&sample.FieldStack != 0 {
-		frames, completed, stop := 1, 0, elf.StopNoCFI
+		frames, completed, stop := 1, 0, unwind.StopNoCFI
 		if u != nil {
 			for _, f := range u.Frames[1:] {
 				out = append(out, f.PC)
@@ -469,8 +470,8 @@ var systemExceptions = [16]string{
 type resolver struct {
 	s        *Symbolized
 	sites    *Sites
-	cfi      *elf.CFI      // nil: LR is judged by its call instruction alone
-	unwinder *elf.Unwinder // nil: no stacks, or no CFI to unwind them
+	cfi      *unwind.CFI      // nil: LR is judged by its call instruction alone
+	unwinder *unwind.Unwinder // nil: no stacks, or no CFI to unwind them
 	// lrLive caches the CFI's answer per PC: evaluating the CFI program
 	// allocates, and a capture revisits the same PCs millions of times.
 	lrLive map[uint32]bool

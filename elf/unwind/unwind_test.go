@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package unwind
 
 import (
 	"encoding/binary"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
@@ -70,7 +71,7 @@ func readelfRules(t testing.TB, path string) map[[2]uint32][]readelfRule {
 }
 
 // ruleAt is the row in force at pc inside the FDE of function fn.
-func ruleAt(t testing.TB, rules map[[2]uint32][]readelfRule, fn *Function, pc uint32) readelfRule {
+func ruleAt(t testing.TB, rules map[[2]uint32][]readelfRule, fn *elf.Function, pc uint32) readelfRule {
 	t.Helper()
 	var got readelfRule
 	found := false
@@ -93,24 +94,24 @@ type chain struct {
 	u                       *Unwinder
 	pc, hotCall, mainCall   uint32 // the sampled PC and the two call sites
 	sp, cfaSum, cfaHot, top uint32 // SP and the CFA of each frame
-	snapshot                StackSnapshot
+	snapshot                Snapshot
 	hotRAAt, mainRAAt       uint32 // where the return addresses lie
 }
 
 func newChain(t testing.TB) *chain {
 	t.Helper()
 	e := armtest.BuildExtras(t)
-	img, err := Open(e.ELF)
+	img, err := elf.Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := NewUnwinder(img)
+	u, err := New(img)
 	if err != nil || !u.HasCFI() {
-		t.Fatalf("NewUnwinder: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	rules := readelfRules(t, e.ELF)
 	c := &chain{u: u}
-	var sumAt, hotAt, mainAt *Function
+	var sumAt, hotAt, mainAt *elf.Function
 	for _, in := range armtest.Objdump(t, e.ELF) {
 		switch {
 		case in.Func == "alpha_sum" && in.Mnemonic == "mul.w":
@@ -149,7 +150,7 @@ func newChain(t testing.TB) *chain {
 	}
 	words[(c.hotRAAt-c.sp)/4] = (c.mainCall + 4) | 1
 	words[(c.mainRAAt-c.sp)/4] = 0
-	c.snapshot = StackSnapshot{PC: c.pc, SP: c.sp, LR: (c.hotCall + 4) | 1, Words: words}
+	c.snapshot = Snapshot{PC: c.pc, SP: c.sp, LR: (c.hotCall + 4) | 1, Words: words}
 	return c
 }
 
@@ -159,7 +160,7 @@ func newChain(t testing.TB) *chain {
 func TestUnwindFollowsReadelfRules(t *testing.T) {
 	c := newChain(t)
 	frames, stop := c.u.Unwind(c.snapshot)
-	want := []UnwoundFrame{{PC: c.pc, SP: c.sp}, {PC: c.hotCall, SP: c.cfaSum}, {PC: c.mainCall, SP: c.cfaHot}}
+	want := []Frame{{PC: c.pc, SP: c.sp}, {PC: c.hotCall, SP: c.cfaSum}, {PC: c.mainCall, SP: c.cfaHot}}
 	if !reflect.DeepEqual(frames, want) || stop != StopOutermost {
 		t.Errorf("Unwind = %+v, %v; want %+v, complete", frames, stop, want)
 	}
@@ -170,20 +171,20 @@ func TestUnwindStops(t *testing.T) {
 	at := func(addr uint32) int { return int((addr - c.sp) / 4) }
 	for _, tc := range []struct {
 		name   string
-		change func(s *StackSnapshot)
+		change func(s *Snapshot)
 		frames int
-		stop   UnwindStop
+		stop   Stop
 	}{
-		{"main's return address above the snapshot", func(s *StackSnapshot) { s.Words = s.Words[:at(c.mainRAAt)] }, 3, StopDepth},
-		{"itcm_hot's return address above the snapshot", func(s *StackSnapshot) { s.Words = s.Words[:at(c.hotRAAt)] }, 2, StopDepth},
-		{"a return address after no call", func(s *StackSnapshot) { s.Words[at(c.hotRAAt)] = c.mainCall | 1 }, 2, StopNotACall},
-		{"an LR after no call", func(s *StackSnapshot) { s.LR = c.pc | 1 }, 1, StopNotACall},
-		{"a PC without CFI", func(s *StackSnapshot) { s.PC = 0x70000000 }, 1, StopNoCFI},
-		{"the stack's top right above main's SP", func(s *StackSnapshot) {
+		{"main's return address above the snapshot", func(s *Snapshot) { s.Words = s.Words[:at(c.mainRAAt)] }, 3, StopDepth},
+		{"itcm_hot's return address above the snapshot", func(s *Snapshot) { s.Words = s.Words[:at(c.hotRAAt)] }, 2, StopDepth},
+		{"a return address after no call", func(s *Snapshot) { s.Words[at(c.hotRAAt)] = c.mainCall | 1 }, 2, StopNotACall},
+		{"an LR after no call", func(s *Snapshot) { s.LR = c.pc | 1 }, 1, StopNotACall},
+		{"a PC without CFI", func(s *Snapshot) { s.PC = 0x70000000 }, 1, StopNoCFI},
+		{"the stack's top right above main's SP", func(s *Snapshot) {
 			s.Words, s.AtTop = s.Words[:at(c.cfaHot)], true
 		}, 3, StopOutermost},
-		{"an exception entered from the process stack", func(s *StackSnapshot) { s.LR = 0xFFFFFFFD }, 1, StopException},
-		{"an exception frame above the snapshot", func(s *StackSnapshot) { s.LR, s.Words = 0xFFFFFFF1, s.Words[:at(c.cfaSum)+4] }, 1, StopDepth},
+		{"an exception entered from the process stack", func(s *Snapshot) { s.LR = 0xFFFFFFFD }, 1, StopException},
+		{"an exception frame above the snapshot", func(s *Snapshot) { s.LR, s.Words = 0xFFFFFFF1, s.Words[:at(c.cfaSum)+4] }, 1, StopDepth},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := c.snapshot
@@ -224,8 +225,8 @@ func TestUnwindThroughAnExceptionFrame(t *testing.T) {
 			words[frame+6] = interrupted                    // the interrupted PC
 			words[frame+7] = tc.xpsr                        // xPSR
 			words[(hotCFA-4-c.sp)/4] = (c.mainCall + 4) | 1 // itcm_hot's saved return address
-			frames, stop := c.u.Unwind(StackSnapshot{PC: c.pc, SP: c.sp, LR: tc.excReturn, Words: words})
-			want := []UnwoundFrame{{PC: c.pc, SP: c.sp}, {PC: interrupted, SP: hotSP, Interrupted: true}, {PC: c.mainCall, SP: hotCFA}}
+			frames, stop := c.u.Unwind(Snapshot{PC: c.pc, SP: c.sp, LR: tc.excReturn, Words: words})
+			want := []Frame{{PC: c.pc, SP: c.sp}, {PC: interrupted, SP: hotSP, Interrupted: true}, {PC: c.mainCall, SP: hotCFA}}
 			if !reflect.DeepEqual(frames, want) || stop != StopDepth {
 				t.Errorf("Unwind = %+v, %v; want %+v, truncated by depth", frames, stop, want)
 			}
@@ -234,11 +235,11 @@ func TestUnwindThroughAnExceptionFrame(t *testing.T) {
 }
 
 // FuzzUnwind feeds the unwinder stack snapshots of any content: every
-// walk ends, within MaxUnwindFrames frames, with SPs that never go down,
+// walk ends, within MaxFrames frames, with SPs that never go down,
 // and never panics.
 func FuzzUnwind(f *testing.F) {
 	c := newChain(f)
-	seed := func(s StackSnapshot) {
+	seed := func(s Snapshot) {
 		b := make([]byte, 4*len(s.Words))
 		for i, w := range s.Words {
 			binary.LittleEndian.PutUint32(b[4*i:], w)
@@ -249,14 +250,14 @@ func FuzzUnwind(f *testing.F) {
 	loop := c.snapshot
 	loop.Words = []uint32{(c.hotCall + 4) | 1, (c.hotCall + 4) | 1, (c.hotCall + 4) | 1}
 	seed(loop)
-	seed(StackSnapshot{PC: c.pc, SP: 0xFFFFFFF0, LR: 0xFFFFFFF1, Words: make([]uint32, 40)})
+	seed(Snapshot{PC: c.pc, SP: 0xFFFFFFF0, LR: 0xFFFFFFF1, Words: make([]uint32, 40)})
 	f.Fuzz(func(t *testing.T, pc, sp, lr uint32, mem []byte, atTop bool) {
 		words := make([]uint32, min(len(mem)/4, 64))
 		for i := range words {
 			words[i] = binary.LittleEndian.Uint32(mem[4*i:])
 		}
-		frames, stop := c.u.Unwind(StackSnapshot{PC: pc, SP: sp, LR: lr, Words: words, AtTop: atTop})
-		if len(frames) == 0 || len(frames) > MaxUnwindFrames {
+		frames, stop := c.u.Unwind(Snapshot{PC: pc, SP: sp, LR: lr, Words: words, AtTop: atTop})
+		if len(frames) == 0 || len(frames) > MaxFrames {
 			t.Fatalf("%d frames (%v)", len(frames), stop)
 		}
 		for i := 1; i < len(frames); i++ {
@@ -289,7 +290,7 @@ var noCFIBuild = &armtest.Build{
 // unit GNU as made for it (-g) names its source: Zephyr's z_arm_svc
 // (swap_helper.S) is planned by that file.
 func TestAssemblyFunctionSourceFromItsLineTable(t *testing.T) {
-	img, err := Open(filepath.Join(noCFIBuild.Dir(t), "nocfi.elf"))
+	img, err := elf.Open(filepath.Join(noCFIBuild.Dir(t), "nocfi.elf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,16 +314,16 @@ func TestAssemblyFunctionSourceFromItsLineTable(t *testing.T) {
 // where no CFI says, it stops. Both PCs are the loops' loads.
 func TestUnwindThroughAFramelessLeafWithoutCFI(t *testing.T) {
 	path := filepath.Join(noCFIBuild.Dir(t), "nocfi.elf")
-	img, err := Open(path)
+	img, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := NewUnwinder(img)
+	u, err := New(img)
 	if err != nil || !u.HasCFI() {
-		t.Fatalf("NewUnwinder: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	var copyLoad, sumLoad, mainCall uint32
-	var mainFn *Function
+	var mainFn *elf.Function
 	for _, in := range armtest.Objdump(t, path) {
 		switch {
 		case in.Func == "copy_words" && strings.HasPrefix(in.Mnemonic, "ldr"):
@@ -352,12 +353,12 @@ func TestUnwindThroughAFramelessLeafWithoutCFI(t *testing.T) {
 	words[(mainRule.cfa+mainRule.ra)/4] = 0
 	lr := (mainCall + 4) | 1
 
-	frames, stop := u.Unwind(StackSnapshot{PC: copyLoad, SP: sp, LR: lr, Words: words})
-	want := []UnwoundFrame{{PC: copyLoad, SP: sp}, {PC: mainCall, SP: sp}}
+	frames, stop := u.Unwind(Snapshot{PC: copyLoad, SP: sp, LR: lr, Words: words})
+	want := []Frame{{PC: copyLoad, SP: sp}, {PC: mainCall, SP: sp}}
 	if !reflect.DeepEqual(frames, want) || stop != StopOutermost {
 		t.Errorf("in copy_words: %+v, %v; want %+v, complete", frames, stop, want)
 	}
-	frames, stop = u.Unwind(StackSnapshot{PC: sumLoad, SP: sp - 8, LR: lr, Words: append([]uint32{0, 0}, words...)})
+	frames, stop = u.Unwind(Snapshot{PC: sumLoad, SP: sp - 8, LR: lr, Words: append([]uint32{0, 0}, words...)})
 	if len(frames) != 1 || stop != StopNoCFI {
 		t.Errorf("in pushing_sum: %+v, %v; want one frame, no CFI", frames, stop)
 	}

@@ -1,6 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+// Package unwind walks the call stacks of Cortex-M samples: from the
+// interrupted PC, SP and LR and a copy of the stack above SP, through the
+// image's call-frame information (.debug_frame), checking every return
+// address against the code (a call must precede it), putting back the
+// frames tail calls left out, and completing stacks the copy's depth cut
+// short from other samples of the same thread (complete.go). CFI also
+// tells whether LR still holds the return address at a PC, for samples
+// that record LR without a stack.
+package unwind
 
 import (
 	"encoding/binary"
@@ -8,11 +16,12 @@ import (
 	"sync"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
+	"github.com/tcmprof/tcmprof/elf"
 )
 
-// StackSnapshot is what a sample knows of the interrupted context: its PC,
+// Snapshot is what a sample knows of the interrupted context: its PC,
 // SP and LR, and a copy of the stack memory above SP.
-type StackSnapshot struct {
+type Snapshot struct {
 	PC, SP, LR uint32
 	// Words[i] is the word at SP + 4i.
 	Words []uint32
@@ -30,19 +39,19 @@ type StackSnapshot struct {
 }
 
 // end is the address just past the snapshot's words.
-func (s *StackSnapshot) end() uint64 { return uint64(s.SP) + 4*uint64(len(s.Words)) }
+func (s *Snapshot) end() uint64 { return uint64(s.SP) + 4*uint64(len(s.Words)) }
 
 // rootStart is the address of Root's first word.
-func (s *StackSnapshot) rootStart() uint64 { return uint64(s.Top) - 4*uint64(len(s.Root)) }
+func (s *Snapshot) rootStart() uint64 { return uint64(s.Top) - 4*uint64(len(s.Root)) }
 
 // word is the snapshot's word at addr, when it holds that address, and
 // whether it came from Root.
-func (s *StackSnapshot) word(addr uint64) (uint32, bool) {
+func (s *Snapshot) word(addr uint64) (uint32, bool) {
 	v, ok, _ := s.wordFrom(addr)
 	return v, ok
 }
 
-func (s *StackSnapshot) wordFrom(addr uint64) (v uint32, ok, root bool) {
+func (s *Snapshot) wordFrom(addr uint64) (v uint32, ok, root bool) {
 	if addr%4 != 0 {
 		return 0, false, false
 	}
@@ -55,8 +64,8 @@ func (s *StackSnapshot) wordFrom(addr uint64) (v uint32, ok, root bool) {
 	return 0, false, false
 }
 
-// UnwoundFrame is one frame of an unwound stack.
-type UnwoundFrame struct {
+// Frame is one frame of an unwound stack.
+type Frame struct {
 	// PC is the sampled PC in the first frame and in a frame an exception
 	// interrupted; in the frames of callers it is the call instruction
 	// (BL/BLX) the return address follows, so that it symbolizes to the
@@ -77,8 +86,8 @@ type UnwoundFrame struct {
 	TailCall bool
 }
 
-// UnwindStop says why an unwind ended.
-type UnwindStop uint8
+// Stop says why an unwind ended.
+type Stop uint8
 
 // Why unwinds stop. The first two mean the stack was unwound completely;
 // the others that it was cut short.
@@ -86,7 +95,7 @@ const (
 	// StopOutermost: the last frame has no caller: its CFI says the
 	// return address is undefined, the return address is 0, or its SP is
 	// the top of the stack.
-	StopOutermost UnwindStop = iota
+	StopOutermost Stop = iota
 	// StopException: the last frame was entered by an exception whose
 	// interrupted context ran on the other stack (EXC_RETURN bit 2), which
 	// the snapshot does not hold.
@@ -100,31 +109,31 @@ const (
 	// StopBadCFI: the CFI asks for a register the unwinder does not know or
 	// an expression, moves the CFA below SP, or makes no progress.
 	StopBadCFI
-	// StopMaxFrames: MaxUnwindFrames frames and still going.
+	// StopMaxFrames: MaxFrames frames and still going.
 	StopMaxFrames
 )
 
-var unwindStopNames = [...]string{
+var stopNames = [...]string{
 	StopOutermost: "complete", StopException: "complete to the exception entry",
 	StopDepth: "truncated by the snapshot's depth", StopNoCFI: "no CFI",
 	StopNotACall: "return address not after a call", StopBadCFI: "unusable CFI",
 	StopMaxFrames: "too many frames",
 }
 
-func (s UnwindStop) String() string {
-	if int(s) < len(unwindStopNames) {
-		return unwindStopNames[s]
+func (s Stop) String() string {
+	if int(s) < len(stopNames) {
+		return stopNames[s]
 	}
 	return fmt.Sprintf("stop %d", uint8(s))
 }
 
 // Complete reports whether the stop means the whole stack was unwound.
-func (s UnwindStop) Complete() bool { return s == StopOutermost || s == StopException }
+func (s Stop) Complete() bool { return s == StopOutermost || s == StopException }
 
-// MaxUnwindFrames bounds an unwind. Every frame but one after the first or
+// MaxFrames bounds an unwind. Every frame but one after the first or
 // an exception takes a word of the snapshot for its return address, so a
 // snapshot of 64 words never needs more.
-const MaxUnwindFrames = 2 * 64
+const MaxFrames = 2 * 64
 
 // ARM DWARF register numbers.
 const (
@@ -156,28 +165,28 @@ func (r *registers) set(reg int, v uint32) { r.val[reg], r.known[reg] = v, true 
 // It is safe for concurrent use.
 type Unwinder struct {
 	cfi  *CFI
-	code CodeReader
+	code elf.CodeReader
 	// functionAt finds the function holding an address (its start).
-	functionAt func(uint32) *Function
+	functionAt func(uint32) *elf.Function
 	// tails are the image's tail calls (B.W to a function's start), by
 	// the function they branch to.
-	tails map[uint32][]CallEdge
+	tails map[uint32][]elf.CallEdge
 	// frameless says, by function start, whether a function without CFI
 	// leaves SP and LR alone (framelessLeaf), decided when a walk first
 	// meets it: most images have few such functions, and most walks none.
 	frameless sync.Map
 }
 
-// NewUnwinder reads im's CFI and tail calls. An image without
+// New reads im's CFI and tail calls. An image without
 // .debug_frame gives an Unwinder whose every walk stops at the first frame
 // (StopNoCFI); the error is for a .debug_frame that cannot be read.
-func NewUnwinder(im *Image) (*Unwinder, error) {
+func New(im *elf.Image) (*Unwinder, error) {
 	cfi, err := LoadCFI(im.File())
 	if err != nil {
 		return nil, err
 	}
-	u := &Unwinder{cfi: cfi, code: im.Bytes, functionAt: im.FunctionAt, tails: map[uint32][]CallEdge{}}
-	tails, err := TailCalls(im.File(), FuncRanges(im.Functions()))
+	u := &Unwinder{cfi: cfi, code: im.Bytes, functionAt: im.FunctionAt, tails: map[uint32][]elf.CallEdge{}}
+	tails, err := elf.TailCalls(im.File(), elf.FuncRanges(im.Functions()))
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +197,7 @@ func NewUnwinder(im *Image) (*Unwinder, error) {
 }
 
 // isFrameless is framelessLeaf for f, decided once.
-func (u *Unwinder) isFrameless(f *Function) bool {
+func (u *Unwinder) isFrameless(f *elf.Function) bool {
 	if v, ok := u.frameless.Load(f.Addr); ok {
 		return v.(bool)
 	}
@@ -205,14 +214,14 @@ func (u *Unwinder) isFrameless(f *Function) bool {
 // The test errs towards "no": an instruction whose register fields could
 // name SP or LR in any encoding counts as touching them, so an unusual
 // leaf only stops the walk, as a function without CFI always did.
-func framelessLeaf(code CodeReader, f *Function) bool {
-	ins := Instructions(code, f.Addr, f.Size)
+func framelessLeaf(code elf.CodeReader, f *elf.Function) bool {
+	ins := elf.Instructions(code, f.Addr, f.Size)
 	if f.Size == 0 || len(ins) == 0 || ins[len(ins)-1].Addr+ins[len(ins)-1].Size != f.Addr+f.Size {
 		return false // not all of it decodes
 	}
 	for _, in := range ins {
 		b, ok := code(in.Addr, in.Size)
-		if !ok || in.Flow == FlowCall {
+		if !ok || in.Flow == elf.FlowCall {
 			return false
 		}
 		h1 := binary.LittleEndian.Uint16(b)
@@ -267,15 +276,15 @@ func (u *Unwinder) HasCFI() bool { return u.cfi != nil }
 // Unwind walks the call stack of s, frame by frame from s.PC, reading
 // saved registers from s.Words, and returns the frames, innermost first
 // (always at least the first), and why it stopped. A return address must
-// follow a BL or BLX in code (CallSite); one that does not ends the walk
+// follow a BL or BLX in code (elf.CallSite); one that does not ends the walk
 // rather than guess. An EXC_RETURN return address continues through the
 // exception frame when the interrupted context used the same stack (a
 // handler on MSP preempted by another on MSP). Functions that left the
 // stack by a tail call come back as TailCall frames where the call before
 // them leaves no doubt (tailCallPath).
-// Any input, however wrong, gives a result: at most MaxUnwindFrames
+// Any input, however wrong, gives a result: at most MaxFrames
 // frames, never a panic.
-func (u *Unwinder) Unwind(s StackSnapshot) (frames []UnwoundFrame, stop UnwindStop) {
+func (u *Unwinder) Unwind(s Snapshot) (frames []Frame, stop Stop) {
 	defer func() {
 		// delve's CFI interpreter trusts its input; a panic there ends the
 		// walk where it stands.
@@ -287,9 +296,9 @@ func (u *Unwinder) Unwind(s StackSnapshot) (frames []UnwoundFrame, stop UnwindSt
 	regs.set(regSP, s.SP)
 	regs.set(regLR, s.LR)
 	regs.set(regPC, s.PC&^1)
-	frames = []UnwoundFrame{{PC: s.PC &^ 1, SP: s.SP}}
+	frames = []Frame{{PC: s.PC &^ 1, SP: s.SP}}
 	for {
-		if len(frames) >= MaxUnwindFrames {
+		if len(frames) >= MaxFrames {
 			return frames, StopMaxFrames
 		}
 		cur := frames[len(frames)-1]
@@ -305,7 +314,7 @@ func (u *Unwinder) Unwind(s StackSnapshot) (frames []UnwoundFrame, stop UnwindSt
 		}
 		if !next.Interrupted {
 			for _, site := range u.tailCallPath(next.PC, cur.PC) {
-				frames = append(frames, UnwoundFrame{PC: site, SP: next.SP, TailCall: true})
+				frames = append(frames, Frame{PC: site, SP: next.SP, TailCall: true})
 			}
 		}
 		frames = append(frames, next)
@@ -325,12 +334,12 @@ const maxTailChain = 4
 // more than one of the shortest length.
 func (u *Unwinder) tailCallPath(site, pc uint32) []uint32 {
 	callee := u.functionAt(pc)
-	target, _, ok := BLTarget(u.code, site)
+	target, _, ok := elf.BLTarget(u.code, site)
 	if callee == nil || !ok {
 		return nil
 	}
 	target &^= 1
-	if dest, ok := VeneerTarget(u.code, target); ok {
+	if dest, ok := elf.VeneerTarget(u.code, target); ok {
 		target = dest &^ 1
 	}
 	if target == callee.Addr {
@@ -377,8 +386,8 @@ func (u *Unwinder) tailCallPath(site, pc uint32) []uint32 {
 
 // step unwinds one frame: the caller of cur (or the context an exception
 // interrupted) with its registers, or why there is none.
-func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (UnwoundFrame, registers, UnwindStop, bool) {
-	var none UnwoundFrame
+func (u *Unwinder) step(s *Snapshot, cur Frame, regs *registers) (Frame, registers, Stop, bool) {
+	var none Frame
 	if u.cfi == nil {
 		return none, *regs, StopNoCFI, false
 	}
@@ -438,19 +447,19 @@ func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (Un
 	}
 	ra := next.val[regLR]
 	next.set(regSP, uint32(cfa))
-	if fromRoot && (ra >= excReturnMin || ra == 0) {
+	if fromRoot && (ra >= elf.ExcReturnMin || ra == 0) {
 		// Root words are another moment's: only a call's return address
 		// read there continues the stack. An EXC_RETURN or a 0 there is
 		// what the thread did then, no proof of where this stack ends.
 		return none, *regs, StopDepth, false
 	}
 	switch {
-	case ra >= excReturnMin:
+	case ra >= elf.ExcReturnMin:
 		return exceptionFrame(s, ra, uint32(cfa), next)
 	case ra == 0:
 		return none, *regs, StopOutermost, false
 	}
-	site, ok := CallSite(u.code, ra)
+	site, ok := elf.CallSite(u.code, ra)
 	if !ok {
 		if fromRoot {
 			return none, *regs, StopDepth, false // a stale word, as above
@@ -458,14 +467,14 @@ func (u *Unwinder) step(s *StackSnapshot, cur UnwoundFrame, regs *registers) (Un
 		return none, *regs, StopNotACall, false
 	}
 	next.set(regPC, site)
-	return UnwoundFrame{PC: site, SP: uint32(cfa), Root: fromRoot}, next, 0, true
+	return Frame{PC: site, SP: uint32(cfa), Root: fromRoot}, next, 0, true
 }
 
 // frameRules are the CFI rules in force at pc. A GNU ld long-branch veneer
 // and a frameless leaf (framelessLeaf) have no CFI but need none: they
 // touch neither SP nor LR, so the caller's return address is in LR and
 // the CFA is SP, the CIE's initial rules.
-func (u *Unwinder) frameRules(pc uint32) (*frame.FrameContext, UnwindStop, bool) {
+func (u *Unwinder) frameRules(pc uint32) (*frame.FrameContext, Stop, bool) {
 	fde, err := u.cfi.fdes.FDEForPC(uint64(pc))
 	if err != nil {
 		if f := u.functionAt(pc); f != nil && (f.Veneer || u.isFrameless(f)) {
@@ -482,8 +491,8 @@ func (u *Unwinder) frameRules(pc uint32) (*frame.FrameContext, UnwindStop, bool)
 
 // exceptionFrame continues through the exception frame at sp that an
 // EXC_RETURN return address announces, when it lies on this stack.
-func exceptionFrame(s *StackSnapshot, excReturn, sp uint32, regs registers) (UnwoundFrame, registers, UnwindStop, bool) {
-	var none UnwoundFrame
+func exceptionFrame(s *Snapshot, excReturn, sp uint32, regs registers) (Frame, registers, Stop, bool) {
+	var none Frame
 	if excReturn&excReturnPSP != 0 {
 		// A handler runs on MSP; the interrupted thread's frame is on PSP.
 		return none, regs, StopException, false
@@ -513,5 +522,5 @@ func exceptionFrame(s *StackSnapshot, excReturn, sp uint32, regs registers) (Unw
 	regs.set(regLR, w[excFrameLR])
 	regs.set(regPC, w[excFramePC]&^1)
 	regs.set(regSP, uint32(top))
-	return UnwoundFrame{PC: w[excFramePC] &^ 1, SP: uint32(top), Interrupted: true}, regs, 0, true
+	return Frame{PC: w[excFramePC] &^ 1, SP: uint32(top), Interrupted: true}, regs, 0, true
 }

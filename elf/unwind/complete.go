@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package unwind
 
 // Completion of stacks that the snapshot's depth cut short, from other
 // samples of the same thread.
@@ -21,16 +21,16 @@ package elf
 // sample reached stays a risk, which the gdb oracle
 // (firmware-sampler/qemu/unwind_gdb_test.go) measures.
 
-// UnwoundStack is one sample's unwind as completion reads and extends it.
-type UnwoundStack struct {
+// Stack is one sample's unwind as completion reads and extends it.
+type Stack struct {
 	// Thread names the stack the frames live on: the sample's thread id
 	// (0 when unknown, which makes all samples one thread). Frames of two
 	// threads never complete each other.
 	Thread uint32
 	// Frames and Stop are Unwind's result; CompleteStacks appends the
 	// completed frames and updates Stop.
-	Frames []UnwoundFrame
-	Stop   UnwindStop
+	Frames []Frame
+	Stop   Stop
 	// Completed is how many of the outermost Frames came from other
 	// samples (0: the stack is the sample's own unwind).
 	Completed int
@@ -53,7 +53,7 @@ type UnwoundStack struct {
 // reads more than the last return address from the words, or does not end
 // at the top through it, is cut back to the sample's own frames, truncated
 // by depth as it was without the words.
-func (u *Unwinder) UnwindThread(s StackSnapshot, thread uint32) UnwoundStack {
+func (u *Unwinder) UnwindThread(s Snapshot, thread uint32) Stack {
 	frames, stop := u.Unwind(s)
 	n := 0
 	for n+1 < len(frames) && frames[len(frames)-1-n].Root {
@@ -62,7 +62,7 @@ func (u *Unwinder) UnwindThread(s StackSnapshot, thread uint32) UnwoundStack {
 	if n > 1 || n == 1 && (stop != StopOutermost || frames[len(frames)-1].SP != s.Top) {
 		frames, stop, n = frames[:len(frames)-n], StopDepth, 0
 	}
-	return UnwoundStack{Thread: thread, Frames: frames, Stop: stop, Completed: n}
+	return Stack{Thread: thread, Frames: frames, Stop: stop, Completed: n}
 }
 
 // frameKey is a frame as completion matches it: its thread, PC, SP and
@@ -74,14 +74,14 @@ type frameKey struct {
 	tail           bool
 }
 
-func keyOf(thread uint32, f UnwoundFrame) frameKey {
+func keyOf(thread uint32, f Frame) frameKey {
 	return frameKey{thread, f.PC, f.SP, f.TailCall}
 }
 
 // suffix is what the samples holding a frame agree lies above it.
 type suffix struct {
-	frames []UnwoundFrame
-	stop   UnwindStop
+	frames []Frame
+	stop   Stop
 }
 
 // CompleteStacks extends every stack in stacks that ended at StopDepth
@@ -90,7 +90,7 @@ type suffix struct {
 // outermost frame while the stack stays truncated by depth. It changes
 // Frames, Stop and Completed of the stacks it extends; the others, and the
 // frames each stack unwound itself, stay as they are.
-func CompleteStacks(stacks []UnwoundStack) {
+func CompleteStacks(stacks []Stack) {
 	type holder struct{ stack, pos int }
 	holders := map[frameKey][]holder{}
 	for i := range stacks {
@@ -124,12 +124,12 @@ func CompleteStacks(stacks []UnwoundStack) {
 	}
 	for i := range stacks {
 		s := &stacks[i]
-		for s.Stop == StopDepth && len(s.Frames) < MaxUnwindFrames {
+		for s.Stop == StopDepth && len(s.Frames) < MaxFrames {
 			add := above(keyOf(s.Thread, s.Frames[len(s.Frames)-1]))
 			if len(add.frames) == 0 {
 				break
 			}
-			add.frames = add.frames[:min(len(add.frames), MaxUnwindFrames-len(s.Frames))]
+			add.frames = add.frames[:min(len(add.frames), MaxFrames-len(s.Frames))]
 			s.Frames = append(s.Frames[:len(s.Frames):len(s.Frames)], add.frames...)
 			s.Completed += len(add.frames)
 			s.Stop = add.stop
@@ -171,7 +171,7 @@ func agree(cands []suffix) suffix {
 
 // sameFrame compares two frames as stacks: where their return addresses
 // were read does not matter.
-func sameFrame(a, b UnwoundFrame) bool {
+func sameFrame(a, b Frame) bool {
 	a.Root, b.Root = false, false
 	return a == b
 }

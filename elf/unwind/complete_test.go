@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package unwind
 
 import (
 	"reflect"
@@ -11,43 +11,43 @@ import (
 // samples, and what it refuses. (Against gdb on the demo firmware:
 // firmware-sampler/qemu/unwind_gdb_test.go.)
 func TestCompleteStacks(t *testing.T) {
-	fr := func(pc, sp uint32) UnwoundFrame { return UnwoundFrame{PC: pc, SP: sp} }
-	root := []UnwoundFrame{fr(0x300, 0x1F00), fr(0x400, 0x1FF0)} // the thread's outer frames
+	fr := func(pc, sp uint32) Frame { return Frame{PC: pc, SP: sp} }
+	root := []Frame{fr(0x300, 0x1F00), fr(0x400, 0x1FF0)} // the thread's outer frames
 	mid := fr(0x200, 0x1E00)
-	deep := []UnwoundFrame{fr(0x100, 0x1000), fr(0x110, 0x1100), mid} // cut at mid
-	stacks := []UnwoundStack{
+	deep := []Frame{fr(0x100, 0x1000), fr(0x110, 0x1100), mid} // cut at mid
+	stacks := []Stack{
 		{Thread: 1, Frames: deep, Stop: StopDepth},
 		// A shallower sample in mid reaches the root.
-		{Thread: 1, Frames: append([]UnwoundFrame{fr(0x204, 0x1DF0), mid}, root...), Stop: StopOutermost},
+		{Thread: 1, Frames: append([]Frame{fr(0x204, 0x1DF0), mid}, root...), Stop: StopOutermost},
 		// Another thread's frame at the same PC and SP gives nothing.
-		{Thread: 2, Frames: []UnwoundFrame{fr(0x120, 0x1100), mid, fr(0x999, 0x1F00)}, Stop: StopOutermost},
+		{Thread: 2, Frames: []Frame{fr(0x120, 0x1100), mid, fr(0x999, 0x1F00)}, Stop: StopOutermost},
 		// Chained: mid's sample gives only up to 0x300, whose own sample
 		// reaches the root.
 		{Thread: 3, Frames: deep, Stop: StopDepth},
-		{Thread: 3, Frames: []UnwoundFrame{mid, root[0]}, Stop: StopDepth},
-		{Thread: 3, Frames: []UnwoundFrame{fr(0x304, 0x1E80), root[0], root[1]}, Stop: StopOutermost},
+		{Thread: 3, Frames: []Frame{mid, root[0]}, Stop: StopDepth},
+		{Thread: 3, Frames: []Frame{fr(0x304, 0x1E80), root[0], root[1]}, Stop: StopOutermost},
 		// Two samples disagree on what lies above mid beyond its first
 		// caller: completed up to there, still truncated.
 		{Thread: 4, Frames: deep, Stop: StopDepth},
-		{Thread: 4, Frames: []UnwoundFrame{mid, root[0], root[1]}, Stop: StopOutermost},
-		{Thread: 4, Frames: []UnwoundFrame{mid, root[0], fr(0x500, 0x1FF0)}, Stop: StopOutermost},
+		{Thread: 4, Frames: []Frame{mid, root[0], root[1]}, Stop: StopOutermost},
+		{Thread: 4, Frames: []Frame{mid, root[0], fr(0x500, 0x1FF0)}, Stop: StopOutermost},
 		// Cut by code without CFI, not by depth: left alone.
 		{Thread: 1, Frames: deep, Stop: StopNoCFI},
 	}
 	CompleteStacks(stacks)
-	full := append(append([]UnwoundFrame(nil), deep...), root...)
+	full := append(append([]Frame(nil), deep...), root...)
 	for _, c := range []struct {
 		i         int
-		frames    []UnwoundFrame
-		stop      UnwindStop
+		frames    []Frame
+		stop      Stop
 		completed int
 	}{
 		{0, full, StopOutermost, 2},
-		{1, append([]UnwoundFrame{fr(0x204, 0x1DF0), mid}, root...), StopOutermost, 0},
-		{2, []UnwoundFrame{fr(0x120, 0x1100), mid, fr(0x999, 0x1F00)}, StopOutermost, 0},
+		{1, append([]Frame{fr(0x204, 0x1DF0), mid}, root...), StopOutermost, 0},
+		{2, []Frame{fr(0x120, 0x1100), mid, fr(0x999, 0x1F00)}, StopOutermost, 0},
 		{3, full, StopOutermost, 2},
-		{4, []UnwoundFrame{mid, root[0], root[1]}, StopOutermost, 1},
-		{6, append(append([]UnwoundFrame(nil), deep...), root[0]), StopDepth, 1},
+		{4, []Frame{mid, root[0], root[1]}, StopOutermost, 1},
+		{6, append(append([]Frame(nil), deep...), root[0]), StopDepth, 1},
 		{9, deep, StopNoCFI, 0},
 	} {
 		s := stacks[c.i]
@@ -55,7 +55,7 @@ func TestCompleteStacks(t *testing.T) {
 			t.Errorf("stack %d: %v, %v, %d completed; want %v, %v, %d", c.i, s.Frames, s.Stop, s.Completed, c.frames, c.stop, c.completed)
 		}
 	}
-	if !reflect.DeepEqual(deep, []UnwoundFrame{fr(0x100, 0x1000), fr(0x110, 0x1100), mid}) {
+	if !reflect.DeepEqual(deep, []Frame{fr(0x100, 0x1000), fr(0x110, 0x1100), mid}) {
 		t.Errorf("completion changed the frames it was given: %v", deep)
 	}
 }

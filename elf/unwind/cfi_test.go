@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package unwind
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
@@ -139,7 +140,7 @@ func checkCFIAgainstReadelf(t *testing.T, path string, minOrigin int) (*CFI, map
 			lowEnd = uint32(s.Size)
 		}
 	}
-	funcs, addrOf := funcRanges(t, f)
+	funcs, addrOf := armtest.FuncSymbols(t, f)
 	isFunc := map[[2]uint32]string{}
 	for _, fn := range funcs {
 		isFunc[[2]uint32{fn.Addr, fn.Addr + fn.Size}] = fn.Name
@@ -199,7 +200,7 @@ func TestLoadCFIAbsentAndNil(t *testing.T) {
 }
 
 // debugFrame returns the real .debug_frame bytes and function extents.
-func debugFrame(t testing.TB) ([]byte, []FuncRange) {
+func debugFrame(t testing.TB) ([]byte, []elf.FuncRange) {
 	e := armtest.BuildExtras(t)
 	f, err := goelf.Open(e.ELF)
 	if err != nil {
@@ -210,7 +211,11 @@ func debugFrame(t testing.TB) ([]byte, []FuncRange) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	funcs, _ := funcRanges(t, f)
+	syms, _ := armtest.FuncSymbols(t, f)
+	funcs := make([]elf.FuncRange, len(syms))
+	for i, s := range syms {
+		funcs[i] = elf.FuncRange(s)
+	}
 	return data, funcs
 }
 
@@ -221,6 +226,9 @@ func TestParseCFIMalformed(t *testing.T) {
 	for n := 0; n < len(data); n++ {
 		c, err := parseCFI(data[:n], binary.LittleEndian, funcs)
 		if err != nil {
+			if _, ok := err.(*DecodeError); !ok {
+				t.Fatalf("truncated to %d bytes: %v is not a DecodeError", n, err)
+			}
 			errs++
 			continue
 		}
