@@ -15,6 +15,7 @@ import (
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/elf/unwind"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/sample"
@@ -510,7 +511,7 @@ func (r *resolver) caller(pc, lr uint32) uint32 {
 		l.ExcReturn++
 		return 0
 	}
-	site, ok := elf.CallSite(code, lr)
+	site, ok := thumb.CallSite(code, lr)
 	if !ok {
 		l.NoCall++
 		return 0
@@ -520,10 +521,10 @@ func (r *resolver) caller(pc, lr uint32) uint32 {
 		return site
 	}
 	if f := r.sites.At(pc).Function; f != nil {
-		if target, _, ok := elf.BLTarget(code, site); ok {
+		if target, _, ok := thumb.BLTarget(code, site); ok {
 			// A call between flash and ITCM goes through a linker veneer:
 			// the function called is the veneer's destination.
-			if dest, ok := elf.VeneerTarget(code, target&^1); ok {
+			if dest, ok := thumb.VeneerTarget(code, target&^1); ok {
 				target = dest
 			}
 			if target&^1 == f.Addr {

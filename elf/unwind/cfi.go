@@ -11,7 +11,7 @@ import (
 	goelf "debug/elf"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 )
 
 // A DecodeError is a .debug_frame that cannot be decoded.
@@ -41,14 +41,14 @@ func LoadCFI(f *goelf.File) (*CFI, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading .debug_frame: %w", err)
 	}
-	var extents []elf.FuncRange
+	var extents []thumb.FuncRange
 	syms, err := f.Symbols()
 	if err != nil && !errors.Is(err, goelf.ErrNoSymbols) {
 		return nil, fmt.Errorf("reading symbols: %w", err)
 	}
 	for _, s := range syms {
 		if goelf.ST_TYPE(s.Info) == goelf.STT_FUNC && s.Size > 0 {
-			extents = append(extents, elf.FuncRange{Name: s.Name, Addr: uint32(s.Value) &^ 1, Size: uint32(s.Size)})
+			extents = append(extents, thumb.FuncRange{Name: s.Name, Addr: uint32(s.Value) &^ 1, Size: uint32(s.Size)})
 		}
 	}
 	return parseCFI(data, f.ByteOrder, extents)
@@ -56,7 +56,7 @@ func LoadCFI(f *goelf.File) (*CFI, error) {
 
 // parseCFI parses .debug_frame contents. delve's parser trusts its input;
 // the recover turns a panic on a malformed section into an error.
-func parseCFI(data []byte, order binary.ByteOrder, funcs []elf.FuncRange) (c *CFI, err error) {
+func parseCFI(data []byte, order binary.ByteOrder, funcs []thumb.FuncRange) (c *CFI, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c, err = nil, &DecodeError{Err: fmt.Sprint(r)}
@@ -88,7 +88,7 @@ func parseCFI(data []byte, order binary.ByteOrder, funcs []elf.FuncRange) (c *CF
 // win, each unless another FDE of the group has the same extent (a removed
 // function of the same size as the one at 0); the rest is dropped so the
 // answer is "unknown" rather than a guess.
-func dropAmbiguousFDEs(fdes frame.FrameDescriptionEntries, funcs []elf.FuncRange) frame.FrameDescriptionEntries {
+func dropAmbiguousFDEs(fdes frame.FrameDescriptionEntries, funcs []thumb.FuncRange) frame.FrameDescriptionEntries {
 	exact := map[[2]uint64]bool{}
 	for _, fn := range funcs {
 		exact[[2]uint64{uint64(fn.Addr), uint64(fn.Addr) + uint64(fn.Size)}] = true
@@ -199,7 +199,7 @@ var cfaNoRegister = map[byte]bool{0x0c: true, 0x0d: true, 0x0e: true, 0x12: true
 // every early-return epilogue (pop {…, pc} in the middle of a function),
 // so the unwinder stopped and LR samples read as stale there. Such a
 // restore becomes DW_CFA_same_value, the ABI's rule for a register
-// nothing saved. elf.Instructions it cannot decode are returned unchanged.
+// nothing saved. thumb.Instructions it cannot decode are returned unchanged.
 func restoreAsCIE(instrs []byte, cieRules map[uint64]bool) []byte {
 	ops, ok := decodeCFA(instrs)
 	if !ok {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
@@ -200,7 +200,7 @@ func TestLoadCFIAbsentAndNil(t *testing.T) {
 }
 
 // debugFrame returns the real .debug_frame bytes and function extents.
-func debugFrame(t testing.TB) ([]byte, []elf.FuncRange) {
+func debugFrame(t testing.TB) ([]byte, []thumb.FuncRange) {
 	e := armtest.BuildExtras(t)
 	f, err := goelf.Open(e.ELF)
 	if err != nil {
@@ -212,9 +212,9 @@ func debugFrame(t testing.TB) ([]byte, []elf.FuncRange) {
 		t.Fatal(err)
 	}
 	syms, _ := armtest.FuncSymbols(t, f)
-	funcs := make([]elf.FuncRange, len(syms))
+	funcs := make([]thumb.FuncRange, len(syms))
 	for i, s := range syms {
-		funcs[i] = elf.FuncRange(s)
+		funcs[i] = thumb.FuncRange(s)
 	}
 	return data, funcs
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 )
 
 // Snapshot is what a sample knows of the interrupted context: its PC,
@@ -165,12 +166,12 @@ func (r *registers) set(reg int, v uint32) { r.val[reg], r.known[reg] = v, true 
 // It is safe for concurrent use.
 type Unwinder struct {
 	cfi  *CFI
-	code elf.CodeReader
+	code thumb.CodeReader
 	// functionAt finds the function holding an address (its start).
 	functionAt func(uint32) *elf.Function
 	// tails are the image's tail calls (B.W to a function's start), by
 	// the function they branch to.
-	tails map[uint32][]elf.CallEdge
+	tails map[uint32][]thumb.CallEdge
 	// frameless says, by function start, whether a function without CFI
 	// leaves SP and LR alone (framelessLeaf), decided when a walk first
 	// meets it: most images have few such functions, and most walks none.
@@ -185,8 +186,8 @@ func New(im *elf.Image) (*Unwinder, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &Unwinder{cfi: cfi, code: im.Bytes, functionAt: im.FunctionAt, tails: map[uint32][]elf.CallEdge{}}
-	tails, err := elf.TailCalls(im.File(), elf.FuncRanges(im.Functions()))
+	u := &Unwinder{cfi: cfi, code: im.Bytes, functionAt: im.FunctionAt, tails: map[uint32][]thumb.CallEdge{}}
+	tails, err := thumb.TailCalls(im.File(), thumb.FuncRanges(im.Functions()))
 	if err != nil {
 		return nil, err
 	}
@@ -214,14 +215,14 @@ func (u *Unwinder) isFrameless(f *elf.Function) bool {
 // The test errs towards "no": an instruction whose register fields could
 // name SP or LR in any encoding counts as touching them, so an unusual
 // leaf only stops the walk, as a function without CFI always did.
-func framelessLeaf(code elf.CodeReader, f *elf.Function) bool {
-	ins := elf.Instructions(code, f.Addr, f.Size)
+func framelessLeaf(code thumb.CodeReader, f *elf.Function) bool {
+	ins := thumb.Instructions(code, f.Addr, f.Size)
 	if f.Size == 0 || len(ins) == 0 || ins[len(ins)-1].Addr+ins[len(ins)-1].Size != f.Addr+f.Size {
 		return false // not all of it decodes
 	}
 	for _, in := range ins {
 		b, ok := code(in.Addr, in.Size)
-		if !ok || in.Flow == elf.FlowCall {
+		if !ok || in.Flow == thumb.FlowCall {
 			return false
 		}
 		h1 := binary.LittleEndian.Uint16(b)
@@ -276,7 +277,7 @@ func (u *Unwinder) HasCFI() bool { return u.cfi != nil }
 // Unwind walks the call stack of s, frame by frame from s.PC, reading
 // saved registers from s.Words, and returns the frames, innermost first
 // (always at least the first), and why it stopped. A return address must
-// follow a BL or BLX in code (elf.CallSite); one that does not ends the walk
+// follow a BL or BLX in code (thumb.CallSite); one that does not ends the walk
 // rather than guess. An EXC_RETURN return address continues through the
 // exception frame when the interrupted context used the same stack (a
 // handler on MSP preempted by another on MSP). Functions that left the
@@ -334,12 +335,12 @@ const maxTailChain = 4
 // more than one of the shortest length.
 func (u *Unwinder) tailCallPath(site, pc uint32) []uint32 {
 	callee := u.functionAt(pc)
-	target, _, ok := elf.BLTarget(u.code, site)
+	target, _, ok := thumb.BLTarget(u.code, site)
 	if callee == nil || !ok {
 		return nil
 	}
 	target &^= 1
-	if dest, ok := elf.VeneerTarget(u.code, target); ok {
+	if dest, ok := thumb.VeneerTarget(u.code, target); ok {
 		target = dest &^ 1
 	}
 	if target == callee.Addr {
@@ -447,19 +448,19 @@ func (u *Unwinder) step(s *Snapshot, cur Frame, regs *registers) (Frame, registe
 	}
 	ra := next.val[regLR]
 	next.set(regSP, uint32(cfa))
-	if fromRoot && (ra >= elf.ExcReturnMin || ra == 0) {
+	if fromRoot && (ra >= thumb.ExcReturnMin || ra == 0) {
 		// Root words are another moment's: only a call's return address
 		// read there continues the stack. An EXC_RETURN or a 0 there is
 		// what the thread did then, no proof of where this stack ends.
 		return none, *regs, StopDepth, false
 	}
 	switch {
-	case ra >= elf.ExcReturnMin:
+	case ra >= thumb.ExcReturnMin:
 		return exceptionFrame(s, ra, uint32(cfa), next)
 	case ra == 0:
 		return none, *regs, StopOutermost, false
 	}
-	site, ok := elf.CallSite(u.code, ra)
+	site, ok := thumb.CallSite(u.code, ra)
 	if !ok {
 		if fromRoot {
 			return none, *regs, StopDepth, false // a stale word, as above

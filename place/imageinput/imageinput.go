@@ -25,6 +25,7 @@ import (
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sim"
@@ -161,7 +162,7 @@ func Read(src Sources) (*place.Input, []string, error) {
 			}
 		}
 		if pf.Samples > 0 && !in.InITCM(pf.Addr) && src.BusyPCs != nil {
-			pf.Stalls, pf.Lines = place.StallLines(elf.Instructions(src.Image.Bytes, fn.Addr, fn.Size), src.BusyPCs, src.Board.ICache.LineSize)
+			pf.Stalls, pf.Lines = place.StallLines(thumb.Instructions(src.Image.Bytes, fn.Addr, fn.Size), src.BusyPCs, src.Board.ICache.LineSize)
 		}
 		in.Funcs = append(in.Funcs, pf)
 	}
@@ -169,12 +170,12 @@ func Read(src Sources) (*place.Input, []string, error) {
 	// (Zephyr renamed z_early_memcpy to arch_early_memcpy), so an image
 	// lacks some; only an image with none of them is suspect.
 	in.BootRoots, in.BootCopies, warnings = bootRoots(in.Funcs, src.Board, warnings)
-	ranges := elf.FuncRanges(src.Image.Functions())
-	calls, err := elf.CallEdges(f, ranges)
+	ranges := thumb.FuncRanges(src.Image.Functions())
+	calls, err := thumb.CallEdges(f, ranges)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", src.Image.Path(), err)
 	}
-	tails, err := elf.TailCalls(f, ranges)
+	tails, err := thumb.TailCalls(f, ranges)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", src.Image.Path(), err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/place"
 )
@@ -162,8 +163,8 @@ func TestReadOnDemoFirmware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranges := elf.FuncRanges(img.Functions())
-	tails, err := elf.TailCalls(img.File(), ranges)
+	ranges := thumb.FuncRanges(img.Functions())
+	tails, err := thumb.TailCalls(img.File(), ranges)
 	if err != nil {
 		t.Fatal(err)
 	}

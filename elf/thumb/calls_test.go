@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package thumb
 
 import (
 	goelf "debug/elf"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
@@ -84,8 +85,9 @@ func TestCallEdgesRejectsNonARM(t *testing.T) {
 		t.Skip(err)
 	}
 	defer f.Close()
-	if _, err := CallEdges(f, nil); err == nil {
-		t.Error("CallEdges accepted a host executable")
+	_, err = CallEdges(f, nil)
+	if fe, ok := err.(*FormatError); !ok || fe.Section != "" || !strings.Contains(err.Error(), "not a 32-bit ARM ELF") {
+		t.Errorf("CallEdges on a host executable: %v, want a FormatError about the file", err)
 	}
 }
 
@@ -94,7 +96,7 @@ func TestCallEdgesRejectsNonARM(t *testing.T) {
 // Bytes drive CallSite, and its veneer flag drives Classify.
 func TestExtrasThroughImage(t *testing.T) {
 	e := armtest.BuildExtras(t)
-	im, err := Open(e.ELF)
+	im, err := elf.Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package thumb
 
 import (
 	"encoding/binary"
@@ -9,10 +9,12 @@ import (
 	"strings"
 
 	goelf "debug/elf"
+
+	"github.com/tcmprof/tcmprof/elf"
 )
 
-// FuncRange is the part of a function the call-graph decoder needs; the
-// symbolizer's Function converts to it.
+// FuncRange is the part of a function the call-graph decoder needs; an
+// elf.Function converts to it (FuncRanges).
 type FuncRange struct {
 	Name string
 	Addr uint32 // without the Thumb bit
@@ -20,7 +22,7 @@ type FuncRange struct {
 }
 
 // FuncRanges converts the symbolizer's functions for CallEdges.
-func FuncRanges(fs []*Function) []FuncRange {
+func FuncRanges(fs []*elf.Function) []FuncRange {
 	out := make([]FuncRange, len(fs))
 	for i, f := range fs {
 		out[i] = FuncRange{Name: f.Name, Addr: f.Addr, Size: f.Size}
@@ -56,7 +58,7 @@ func CallEdges(f *goelf.File, funcs []FuncRange) ([]CallEdge, error) {
 // ordered by Site, with veneers resolved.
 func directBranches(f *goelf.File, funcs []FuncRange) (calls, tails []CallEdge, err error) {
 	if f.Machine != goelf.EM_ARM || f.Class != goelf.ELFCLASS32 {
-		return nil, nil, fmt.Errorf("call graph: not a 32-bit ARM ELF (%v, %v)", f.Class, f.Machine)
+		return nil, nil, &FormatError{Msg: fmt.Sprintf("not a 32-bit ARM ELF (%v, %v)", f.Class, f.Machine)}
 	}
 	code, err := newELFCode(f)
 	if err != nil {
@@ -197,7 +199,7 @@ func newELFCode(f *goelf.File) (*elfCode, error) {
 			continue
 		}
 		if s.Addr+s.Size > 1<<32 {
-			return nil, fmt.Errorf("section %s at %#x+%#x does not fit in 32 bits", s.Name, s.Addr, s.Size)
+			return nil, &FormatError{Section: s.Name, Msg: fmt.Sprintf("at %#x+%#x does not fit in 32 bits", s.Addr, s.Size)}
 		}
 		data, err := s.Data()
 		if err != nil {

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+// Package thumb decodes the Thumb-2 code of a Cortex-M image: each
+// instruction's length and control flow (Instructions), the call a return
+// address follows (CallSite), the calls and tail calls between functions
+// (CallEdges, TailCalls), and where GNU ld's long-branch veneers lead
+// (VeneerTarget). It reads code through a CodeReader or an ELF's sections.
+package thumb
 
 import "encoding/binary"
 
 // CodeReader returns n bytes of the image at addr, or ok=false when the
-// image has no bytes there. (*Image).Bytes has this shape.
+// image has no bytes there. (*elf.Image).Bytes has this shape.
 type CodeReader func(addr, n uint32) ([]byte, bool)
 
 // thumbHalfwords reads the two Thumb thumbHalfwords at addr.
