@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
+	"github.com/tcmprof/tcmprof/elf/symname"
 )
 
 // Frame is one level of a PC's inline chain.
@@ -200,7 +201,7 @@ func (o originCode) describes(name, linkage string, size uint64) bool {
 		if s.size != 0 && uint64(s.size) != size {
 			continue
 		}
-		base, _ := SplitClone(s.name)
+		base, _ := symname.SplitClone(s.name)
 		switch {
 		case linkage != "" && base == linkage, name != "" && base == name:
 			return true

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tcmprof/tcmprof/elf/symname"
 )
 
 // The DWARF of a Zephyr image with networking and USB runs to 10-30 MB,
@@ -129,7 +131,7 @@ func (im *Image) loadDWARF(raw rawSymbols) {
 		}
 	}
 	for _, s := range raw.funcs {
-		if base, _ := SplitClone(s.name); strings.HasPrefix(base, "_Z") {
+		if base, _ := symname.SplitClone(s.name); strings.HasPrefix(base, "_Z") {
 			x.zSyms[s.addr] = base
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/elf/symname"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
@@ -125,7 +126,7 @@ func cleanPath(p string) string {
 func symNames(fn *Function) []string {
 	var names []string
 	for _, n := range append([]string{fn.Name}, fn.Aliases...) {
-		base, _ := SplitClone(n)
+		base, _ := symname.SplitClone(n)
 		names = append(names, n, base)
 	}
 	return names

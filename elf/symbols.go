@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/ianlancetaylor/demangle"
+	"github.com/tcmprof/tcmprof/elf/symname"
 )
 
 // Function is one function of the image: a FUNC symbol (or a linker veneer)
@@ -25,68 +26,6 @@ type Function struct {
 	Aliases []string // the other FUNC symbol names at Addr
 	Source  string   // source file: the DWARF CU's (absolute) or else the STT_FILE name
 	Veneer  bool     // linker long-branch stub, e.g. __foo_veneer (GNU ld)
-}
-
-// cloneKinds are the suffixes GCC appends to a function it has specialised
-// or split; they may be stacked (foo.isra.0.constprop.0).
-var cloneKinds = []string{"constprop", "isra", "part", "cold", "lto_priv", "clone", "localalias", "specialized"}
-
-// SplitClone splits a symbol name into its base and clone suffix:
-// "hash_buf.constprop.0" → ("hash_buf", ".constprop.0"),
-// "f.isra.0.cold" → ("f", ".isra.0.cold"). A suffix is made of clone kinds
-// and their numbers only; a name without one is returned whole: "a.b" is
-// a base name of its own, and so is GNU ld's veneer to a clone,
-// "__f.isra.0_veneer". This is the
-// one clone rule of tcmprof: symbolization, boards' boot lists and the
-// planner's function keys all split names here.
-func SplitClone(name string) (base, clone string) {
-	for i := 1; i < len(name); i++ {
-		if name[i] != '.' {
-			continue
-		}
-		rest := name[i+1:]
-		for _, k := range cloneKinds {
-			if strings.HasPrefix(rest, k) && (len(rest) == len(k) || rest[len(k)] == '.') && isCloneSuffix(rest) {
-				return name[:i], name[i:]
-			}
-		}
-	}
-	return name, ""
-}
-
-// isCloneSuffix reports whether the dot-separated parts of s are all
-// clone kinds or numbers.
-func isCloneSuffix(s string) bool {
-	for part := range strings.SplitSeq(s, ".") {
-		if !slices.Contains(cloneKinds, part) && (part == "" || strings.Trim(part, "0123456789") != "") {
-			return false
-		}
-	}
-	return true
-}
-
-// WithClone is how tcmprof writes a function with its clone suffix, as
-// GCC's diagnostics do: ("run_burst", ".isra.0") → "run_burst [clone
-// .isra.0]"; a name without one stays as it is.
-func WithClone(base, clone string) string {
-	if clone == "" {
-		return base
-	}
-	return base + " [clone " + clone + "]"
-}
-
-// NormalizeClone replaces the numbers of a clone suffix, which GCC hands
-// out afresh in every build, with N: ".constprop.3.isra.0" gives
-// ".constprop.N.isra.N", so that a clone renumbered by a rebuild is found
-// again.
-func NormalizeClone(clone string) string {
-	parts := strings.Split(clone, ".")
-	for i := 1; i < len(parts); i++ {
-		if parts[i] != "" && slices.Contains(cloneKinds, parts[i-1]) && strings.Trim(parts[i], "0123456789") == "" {
-			parts[i] = "N"
-		}
-	}
-	return strings.Join(parts, ".")
 }
 
 // isVeneerName recognises GNU ld's long-branch stubs, __<target>_veneer.
@@ -262,7 +201,7 @@ func (im *Image) finishFunction(i int) {
 		}
 		p := group[pickPrimary(group, dwarfName, linkage)]
 		fn.Name, fn.Local, fn.Source = p.name, p.bind == goelf.STB_LOCAL, p.file
-		fn.Base, fn.Clone = SplitClone(p.name)
+		fn.Base, fn.Clone = symname.SplitClone(p.name)
 		seen := map[string]bool{p.name: true}
 		for _, s := range group {
 			if !seen[s.name] {
@@ -293,7 +232,7 @@ func (im *Image) finishFunction(i int) {
 		default:
 			fn.Display = demangle.Filter(fn.Base)
 		}
-		fn.Display = WithClone(fn.Display, fn.Clone)
+		fn.Display = symname.WithClone(fn.Display, fn.Clone)
 		im.funcNames[i] = symbolFrameName(fn)
 	})
 }
@@ -328,7 +267,7 @@ func veneerEnd(mapping []mappingSymbol, addr, def uint32) uint32 {
 func pickPrimary(group []funcSymbol, dwarfName, linkage string) int {
 	best, bestScore := 0, -1
 	for i, s := range group {
-		base, _ := SplitClone(s.name)
+		base, _ := symname.SplitClone(s.name)
 		score := 0
 		switch {
 		case linkage != "" && (s.name == linkage || base == linkage):

@@ -17,16 +17,16 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
+	"github.com/tcmprof/tcmprof/elf/symname"
 )
 
 // FuncKey names a function so that the name survives a rebuild: the source
 // file it was compiled from (DWARF DW_AT_name joined with DW_AT_comp_dir),
 // the symbol's base name and the GCC clone suffix (".constprop.0",
 // ".isra.1", ".part.0", ".cold"...; empty for none), split by
-// elf.SplitClone.
+// symname.SplitClone.
 // Static functions with the same base name in different files stay apart
 // because Source differs.
 type FuncKey struct {
@@ -45,11 +45,11 @@ func (k FuncKey) String() string {
 
 // Name is the function's name without its source: the base name with
 // the clone suffix as GCC writes it ("run_burst [clone .isra.0]").
-func (k FuncKey) Name() string { return elf.WithClone(k.Base, k.Clone) }
+func (k FuncKey) Name() string { return symname.WithClone(k.Base, k.Clone) }
 
 // KeyFor builds the FuncKey of symbol compiled from source.
 func KeyFor(source, symbol string) FuncKey {
-	base, clone := elf.SplitClone(symbol)
+	base, clone := symname.SplitClone(symbol)
 	return FuncKey{Source: source, Base: base, Clone: clone}
 }
 

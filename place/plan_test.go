@@ -15,8 +15,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/symname"
 	"github.com/tcmprof/tcmprof/internal/golden"
 	"github.com/tcmprof/tcmprof/internal/texttable"
 )
@@ -92,7 +92,7 @@ func TestKeyForUsesTheELFCloneRule(t *testing.T) {
 		"foo.isra.0.part.1":   {Source: "s.c", Base: "foo", Clone: ".isra.0.part.1"},
 		"foo.bar.constprop.0": {Source: "s.c", Base: "foo.bar", Clone: ".constprop.0"},
 	} {
-		base, clone := elf.SplitClone(sym)
+		base, clone := symname.SplitClone(sym)
 		if got := KeyFor("s.c", sym); got != want || got.Base != base || got.Clone != clone {
 			t.Errorf("KeyFor(%q) = %+v, want %+v", sym, got, want)
 		}

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/symname"
 )
 
 // CacheGeometry describes an instruction cache.
@@ -142,7 +142,7 @@ func (b *Board) IsBootCopy(name string) bool { return hasOrigin(b.BootCopy, name
 
 // hasOrigin reports whether names holds name without its clone suffix.
 func hasOrigin(names []string, name string) bool {
-	base, _ := elf.SplitClone(name)
+	base, _ := symname.SplitClone(name)
 	return slices.Contains(names, base)
 }
 
