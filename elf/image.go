@@ -17,8 +17,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
+
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
 )
 
 // Image is a loaded firmware ELF. It is safe for concurrent use: what it
@@ -36,12 +37,12 @@ type Image struct {
 	// funcs are sorted by Addr; each one's names and source, which DWARF
 	// decides, are filled in by finishFunction before it is handed out.
 	funcs     []*Function
-	funcSyms  [][]funcSymbol // the symbols at each function's address
-	funcNames []frameName    // frame names of funcs, for addresses DWARF does not cover
+	funcSyms  [][]funcSymbol   // the symbols at each function's address
+	funcNames []dwarfline.Name // frame names of funcs, for addresses DWARF does not cover
 	funcDone  []sync.Once
 	allFuncs  sync.Once // every function finished, for Functions
 
-	dwarf *dwarfIndex // nil without usable DWARF
+	dwarf *dwarfline.Index // nil without usable DWARF
 }
 
 // loadedSection is the file content of one section that occupies target
@@ -92,7 +93,7 @@ func Load(data []byte, name string) (im *Image, err error) {
 		return nil, fmt.Errorf("%s: reading the symbol table: %w", name, err)
 	}
 	raw := collectFuncSymbols(f, syms)
-	im.loadDWARF(raw)
+	im.dwarf = dwarfline.New(f, data, raw.dwarfSymbols(), im.warn)
 	im.buildFunctions(raw)
 	return im, nil
 }
@@ -158,27 +159,6 @@ func (im *Image) loadSections() error {
 	}
 	sort.SliceStable(im.loaded, func(i, j int) bool { return im.loaded[i].addr < im.loaded[j].addr })
 	return nil
-}
-
-// debugSection returns the contents of the named .debug_* section,
-// decompressed if it is compressed (objcopy --compress-debug-sections,
-// gcc -gz; or the older .zdebug_* form); nil if absent or unreadable.
-func (im *Image) debugSection(name string) []byte {
-	s := im.file.Section(name)
-	if s == nil {
-		s = im.file.Section(".z" + strings.TrimPrefix(name, "."))
-	}
-	if s == nil || s.Type == goelf.SHT_NOBITS {
-		return nil
-	}
-	if s.Flags&goelf.SHF_COMPRESSED == 0 && !strings.HasPrefix(s.Name, ".zdebug_") {
-		return im.data[s.Offset : s.Offset+s.FileSize]
-	}
-	b, err := s.Data()
-	if err != nil {
-		return nil
-	}
-	return b
 }
 
 // Path returns the name the Image was loaded from.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 
 	"github.com/ianlancetaylor/demangle"
@@ -299,7 +300,7 @@ func TestCompressedDebugSections(t *testing.T) {
 			if format == "zlib-gnu" && zim.File().Section(".zdebug_line") == nil {
 				t.Fatal("objcopy made no .zdebug_line")
 			}
-			for _, a := range symInstructionAddrs(t, path) {
+			for _, a := range armtest.InstructionAddrs(t, path) {
 				if got, want := zim.Symbolize(a), im.Symbolize(a); !slices.Equal(got, want) {
 					t.Fatalf("%s %s 0x%x: compressed %+v, original %+v", v, format, a, got, want)
 				}
@@ -325,7 +326,7 @@ func TestNoDWARF(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 	fn := oneFunction(t, im, "hash_buf.constprop.0")
-	if f := im.Symbolize(fn.Addr + 4); len(f) != 1 || f[0] != (Frame{Function: "hash_buf", Short: "hash_buf"}) {
+	if f := im.Symbolize(fn.Addr + 4); len(f) != 1 || f[0] != (dwarfline.Frame{Function: "hash_buf", Short: "hash_buf"}) {
 		t.Errorf("frames %+v", f)
 	}
 	fn = oneFunction(t, im, "_ZNK3net2ip5Iface6lookupEm")
@@ -449,7 +450,7 @@ func FuzzLoad(f *testing.F) {
 func BenchmarkSymbolize(b *testing.B) {
 	armtest.NeedTools(b, "arm-none-eabi-objdump")
 	im, path := symOpenVariant(b, "O2-dwarf5")
-	addrs := symInstructionAddrs(b, path)
+	addrs := armtest.InstructionAddrs(b, path)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		im.Symbolize(addrs[i%len(addrs)])

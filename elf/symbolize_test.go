@@ -12,12 +12,11 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
 	"github.com/tcmprof/tcmprof/elf/symname"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
@@ -36,34 +35,6 @@ func symOpenVariant(t testing.TB, v string) (*Image, string) {
 		t.Fatal(err)
 	}
 	return im, path
-}
-
-var symInsnLine = regexp.MustCompile(`^\s*([0-9a-f]+):\t[0-9a-f]{4}(?: [0-9a-f]{4})?\s*\t(\S+)`)
-
-// symInstructionAddrs lists every instruction address objdump disassembles in
-// the executable sections (literal pools, shown as .word, excluded).
-func symInstructionAddrs(t testing.TB, path string) []uint32 {
-	t.Helper()
-	out, err := exec.Command("arm-none-eabi-objdump", "-d", path).Output()
-	if err != nil {
-		t.Fatalf("objdump: %v", err)
-	}
-	var addrs []uint32
-	for _, line := range strings.Split(string(out), "\n") {
-		m := symInsnLine.FindStringSubmatch(line)
-		if m == nil || strings.HasPrefix(m[2], ".") {
-			continue
-		}
-		a, err := strconv.ParseUint(m[1], 16, 32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs = append(addrs, uint32(a))
-	}
-	if len(addrs) < 100 {
-		t.Fatalf("objdump found only %d instructions in %s", len(addrs), path)
-	}
-	return addrs
 }
 
 type symLLVMFrame struct {
@@ -106,7 +77,7 @@ func symLLVM(t testing.TB, path string, addrs []uint32, extra ...string) [][]sym
 
 // symFrameID is how an oracle names a frame when it does not demangle: the
 // linkage name if DWARF has one, else the plain name.
-func symFrameID(f Frame) string {
+func symFrameID(f dwarfline.Frame) string {
 	if f.Mangled != "" {
 		return f.Mangled
 	}
@@ -164,7 +135,7 @@ func TestSymbolizeMatchesLLVM(t *testing.T) {
 	for _, v := range armtest.SymbolizeVariants {
 		t.Run(v, func(t *testing.T) {
 			im, path := symOpenVariant(t, v)
-			addrs := symInstructionAddrs(t, path)
+			addrs := armtest.InstructionAddrs(t, path)
 			llvm := symLLVM(t, path, addrs, "--no-demangle")
 			lowCodeEnd := symLowCodeEnd(im)
 			var low []uint32 // addresses in code at 0, asked of the .hi.elf copy
@@ -235,7 +206,7 @@ func TestSymbolizeMatchesLLVMOnGivenELFs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			addrs := symInstructionAddrs(t, path)
+			addrs := armtest.InstructionAddrs(t, path)
 			llvm := symLLVM(t, path, addrs, "--no-demangle")
 			lowCodeEnd := symLowCodeEnd(im)
 			var low, misled int
@@ -262,9 +233,9 @@ func TestSymbolizeMatchesLLVMOnGivenELFs(t *testing.T) {
 	}
 }
 
-func symCompareLLVM(im *Image, a uint32, ours []Frame, want []symLLVMFrame) string {
+func symCompareLLVM(im *Image, a uint32, ours []dwarfline.Frame, want []symLLVMFrame) string {
 	if fn := im.FunctionAt(a); fn != nil && fn.Veneer {
-		if len(ours) != 1 || ours[0] != (Frame{Function: fn.Name, Short: fn.Name}) || want[0].FunctionName != fn.Name {
+		if len(ours) != 1 || ours[0] != (dwarfline.Frame{Function: fn.Name, Short: fn.Name}) || want[0].FunctionName != fn.Name {
 			return "veneer " + fn.Name + " not named from the symbol table alone"
 		}
 		return ""

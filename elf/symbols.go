@@ -6,10 +6,12 @@ import (
 	"cmp"
 	goelf "debug/elf"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
 	"github.com/ianlancetaylor/demangle"
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
 	"github.com/tcmprof/tcmprof/elf/symname"
 )
 
@@ -65,8 +67,18 @@ type rawSymbols struct {
 	// mapping holds the ARM mapping symbols ($t/$a code, $d data) sorted
 	// by address, to find where a veneer without a size ends.
 	mapping []mappingSymbol
-	// origin is the code at address 0 (see originCode).
-	origin originCode
+}
+
+// dwarfSymbols are the function symbols as the DWARF index needs them:
+// veneers, which DWARF does not describe, left out.
+func (raw rawSymbols) dwarfSymbols() []dwarfline.Symbol {
+	syms := make([]dwarfline.Symbol, 0, len(raw.funcs))
+	for _, s := range raw.funcs {
+		if !s.veneer {
+			syms = append(syms, dwarfline.Symbol{Name: s.name, Addr: s.addr, Size: s.size})
+		}
+	}
+	return syms
 }
 
 func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
@@ -103,9 +115,6 @@ func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
 			fs.file = file
 		}
 		raw.funcs = append(raw.funcs, fs)
-		if addr == 0 && !veneer { // a veneer has no DWARF to tell apart
-			raw.origin.syms = append(raw.origin.syms, fs)
-		}
 	}
 	slices.Sort(raw.marks)
 	slices.SortStableFunc(raw.mapping, func(a, b mappingSymbol) int { return cmp.Compare(a.addr, b.addr) })
@@ -155,7 +164,7 @@ func (im *Image) buildFunctions(raw rawSymbols) {
 		im.funcSyms = append(im.funcSyms, group)
 		i = j
 	}
-	im.funcNames = make([]frameName, n)
+	im.funcNames = make([]dwarfline.Name, n)
 	im.funcDone = make([]sync.Once, n)
 }
 
@@ -194,10 +203,10 @@ func newFunction(group []funcSymbol, next uint32, raw rawSymbols) Function {
 func (im *Image) finishFunction(i int) {
 	im.funcDone[i].Do(func() {
 		fn, group := im.funcs[i], im.funcSyms[i]
-		sub := im.dwarf.subprogramAt(fn.Addr)
+		sub := im.dwarf.SubprogramAt(fn.Addr)
 		var dwarfName, linkage string
 		if sub != nil {
-			dwarfName, linkage = sub.name, sub.linkage
+			dwarfName, linkage = sub.Name, sub.Linkage
 		}
 		p := group[pickPrimary(group, dwarfName, linkage)]
 		fn.Name, fn.Local, fn.Source = p.name, p.bind == goelf.STB_LOCAL, p.file
@@ -214,13 +223,13 @@ func (im *Image) finishFunction(i int) {
 			// The linker's stubs follow the last object's STT_FILE symbol
 			// but come from no source file.
 			fn.Source = ""
-		case sub != nil && sub.source != "":
-			fn.Source = sub.source
+		case sub != nil && sub.Source != "":
+			fn.Source = sub.Source
 		case sub == nil:
 			// Assembly (Zephyr's z_arm_svc in swap_helper.S): no
 			// subprogram DIE, but a line table whose unit names the file
 			// that zephyr_code_relocate needs.
-			if src := im.dwarf.lineSourceAt(fn.Addr); src != "" {
+			if src := im.dwarf.LineSource(fn.Addr); src != "" {
 				fn.Source = src
 			}
 		}
@@ -239,7 +248,7 @@ func (im *Image) finishFunction(i int) {
 
 // nextAbove returns the first of the sorted addrs above addr, or def.
 func nextAbove(addrs []uint32, addr, def uint32) uint32 {
-	if k := upperBound(addrs, addr); k < len(addrs) {
+	if k := sort.Search(len(addrs), func(k int) bool { return addrs[k] > addr }); k < len(addrs) {
 		return addrs[k]
 	}
 	return def
@@ -298,7 +307,7 @@ func (im *Image) Functions() []*Function {
 		for i, fn := range im.funcs {
 			starts[i] = fn.Addr
 		}
-		im.Preload(starts)
+		im.dwarf.Preload(starts)
 		for i := range im.funcs {
 			im.finishFunction(i)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/elf/unwind"
@@ -38,8 +39,8 @@ type Options struct {
 // Site is one code address with everything tcmprof knows about it.
 type Site struct {
 	Addr     uint32
-	Function *elf.Function // the physical function holding Addr; nil outside every function
-	Frames   []elf.Frame   // inline chain, innermost first; empty without DWARF
+	Function *elf.Function     // the physical function holding Addr; nil outside every function
+	Frames   []dwarfline.Frame // inline chain, innermost first; empty without DWARF
 	Region   board.RegionKind
 	Library  string // from the map file; "" when unknown
 	Idle     bool   // in an idle function, or right after a WFI/WFE

@@ -3,6 +3,7 @@
 package armtest
 
 import (
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -69,4 +70,33 @@ func Destination(operand string) (addr uint32, sym string, ok bool) {
 	}
 	v, _ := strconv.ParseUint(d[1], 16, 32)
 	return uint32(v), d[2], true
+}
+
+var insnLine = regexp.MustCompile(`^\s*([0-9a-f]+):\t[0-9a-f]{4}(?: [0-9a-f]{4})?\s*\t(\S+)`)
+
+// InstructionAddrs lists every instruction address objdump disassembles
+// in the executable sections of path (literal pools, shown as .word,
+// excluded).
+func InstructionAddrs(t testing.TB, path string) []uint32 {
+	t.Helper()
+	out, err := exec.Command("arm-none-eabi-objdump", "-d", path).Output()
+	if err != nil {
+		t.Fatalf("objdump: %v", err)
+	}
+	var addrs []uint32
+	for _, line := range strings.Split(string(out), "\n") {
+		m := insnLine.FindStringSubmatch(line)
+		if m == nil || strings.HasPrefix(m[2], ".") {
+			continue
+		}
+		a, err := strconv.ParseUint(m[1], 16, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, uint32(a))
+	}
+	if len(addrs) < 100 {
+		t.Fatalf("objdump found only %d instructions in %s", len(addrs), path)
+	}
+	return addrs
 }

@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package dwarfline
+
+// This file decodes one compile unit: its line program and its tree of
+// subprograms and inlined subroutines, with the names they resolve to
+// through abstract origins and specifications, and the code at address 0
+// told apart from the functions the linker removed. It is longer than
+// most because it is one walk whose steps share one state (unitLoader):
+// cut into files, each step would be read away from what it fills in.
 
 import (
 	"cmp"
@@ -13,35 +20,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
 	"github.com/tcmprof/tcmprof/elf/symname"
 )
-
-// Frame is one level of a PC's inline chain.
-type Frame struct {
-	Function string // demangled full name, e.g. "net::ip::Iface::lookup(unsigned long) const"
-	Short    string // demangled without parameters and template arguments, for display
-	Mangled  string // linkage name; "" for C functions
-	File     string // source file, cleaned; absolute unless the DWARF's comp_dir is relative; "" if unknown
-	Line     int    // 0 if unknown
-	Column   int    // 0 if unknown
-}
-
-// frameName is the naming part of a Frame, computed once per distinct name.
-type frameName struct {
-	function, short, mangled string
-}
-
-func newFrameName(name, linkage string) frameName {
-	if linkage == "" {
-		return frameName{function: name, short: name}
-	}
-	return frameName{
-		function: demangle.Filter(linkage),
-		short:    demangle.Filter(linkage, demangle.NoParams, demangle.NoTemplateParams),
-		mangled:  linkage,
-	}
-}
 
 // lineRow is one row of a DWARF line table. end marks the first address
 // after a sequence, which has no line.
@@ -61,10 +41,10 @@ type node struct {
 	depth    int32
 }
 
-// subprogram describes a concrete function DWARF has, for naming Functions.
-type subprogram struct {
-	name, linkage string
-	source        string   // the CU's file, absolute
+// Subprogram is a concrete function DWARF has, as it names it.
+type Subprogram struct {
+	Name, Linkage string
+	Source        string   // the compile unit's file, absolute
 	starts        []uint32 // start of each of its ranges
 }
 
@@ -77,9 +57,9 @@ type unitTables struct {
 	rows   []lineRow
 	files  []string
 	nodes  []node
-	names  []frameName
+	names  []Name
 	pcs    pcMap
-	subs   map[uint32]*subprogram
+	subs   map[uint32]*Subprogram
 }
 
 // pcMap answers both questions about a PC, its line row and its innermost
@@ -187,7 +167,7 @@ func isTombstone(addr uint64, codeAt0 bool) bool {
 // at 0 bears its name and its size; inlines within it and its line
 // sequence go with it.
 type originCode struct {
-	syms []funcSymbol // the FUNC symbols at 0 (aliases), veneers excluded
+	syms []Symbol // the FUNC symbols at 0 (aliases)
 }
 
 func (o originCode) exists() bool { return len(o.syms) > 0 }
@@ -198,10 +178,10 @@ func (o originCode) exists() bool { return len(o.syms) > 0 }
 // from) and has that size, if it gives one.
 func (o originCode) describes(name, linkage string, size uint64) bool {
 	for _, s := range o.syms {
-		if s.size != 0 && uint64(s.size) != size {
+		if s.Size != 0 && uint64(s.Size) != size {
 			continue
 		}
-		base, _ := symname.SplitClone(s.name)
+		base, _ := symname.SplitClone(s.Name)
 		switch {
 		case linkage != "" && base == linkage, name != "" && base == name:
 			return true
@@ -221,7 +201,7 @@ func (o originCode) describes(name, linkage string, size uint64) bool {
 // once. The unit's Data reports offsets from the unit's start; the loader
 // keeps DIEs by their offset in .debug_info.
 type unitLoader struct {
-	x  *dwarfIndex
+	x  *Index
 	u  *unit
 	ud *unitData
 	t  *unitTables
@@ -236,13 +216,13 @@ type unitLoader struct {
 	lineAddrs   []uint32 // address of each of t.rows
 	seqRows     []seqRow
 	fileIdx     map[string]int32
-	nameIdx     map[frameName]int32
+	nameIdx     map[Name]int32
 	ranges      []nodeRange
 	segStart    []uint32 // node segments: segStart[i] ≤ pc < segStart[i+1] lies in node segNode[i] (-1: none)
 	segNode     []int32
 	dies        map[dwarf.Offset]dieName // by offset in .debug_info
 	nodeDIEs    []dwarf.Offset           // DIE of each node (in .debug_info), to resolve its name at the end
-	nodeSubs    []*subprogram            // subprogram of each root node; nil for inlines
+	nodeSubs    []*Subprogram            // subprogram of each root node; nil for inlines
 }
 
 type seqRow struct {
@@ -274,14 +254,14 @@ type dieName struct {
 // What cannot be read is left out with a warning: those addresses fall
 // back to the symbol table. With scan, only the DIEs scanUnit finds are
 // read (the whole unit if it cannot scan it); without, every DIE.
-func (x *dwarfIndex) decodeUnit(i int, scan bool) *unitTables {
+func (x *Index) decodeUnit(i int, scan bool) *unitTables {
 	l := &unitLoader{
 		x:       x,
 		u:       x.unit(i),
 		ud:      x.open(i),
-		t:       &unitTables{subs: map[uint32]*subprogram{}},
+		t:       &unitTables{subs: map[uint32]*Subprogram{}},
 		fileIdx: map[string]int32{},
-		nameIdx: map[frameName]int32{},
+		nameIdx: map[Name]int32{},
 		dies:    map[dwarf.Offset]dieName{},
 
 		originNodes: map[int32]bool{},
@@ -330,7 +310,7 @@ func (l *unitLoader) walk(i int, scan bool) error {
 				r.Seek(rel)
 				e, err := r.Next()
 				if err != nil || e == nil || e.Offset != rel {
-					return fmt.Errorf("DIE at 0x%x unreadable (%v)", f.off, err)
+					return &DecodeError{Section: ".debug_info", Offset: uint64(f.off), Err: fmt.Sprintf("DIE unreadable (%v)", err)}
 				}
 				enclosing := int32(-1)
 				if f.parent >= 0 {
@@ -365,7 +345,8 @@ func (l *unitLoader) walkTree(r *dwarf.Reader, budget *int) (more bool, err erro
 			return false, nil
 		}
 		if *budget--; *budget < 0 {
-			return false, fmt.Errorf("unit at 0x%x yields more entries than its %d bytes can hold", l.u.start, l.u.end-l.u.die)
+			return false, &DecodeError{Section: ".debug_info", Offset: l.u.start,
+				Err: fmt.Sprintf("unit yields more entries than its %d bytes can hold", l.u.end-l.u.die)}
 		}
 		if e.Tag == 0 {
 			if len(stack) == 0 {
@@ -491,9 +472,9 @@ func (l *unitLoader) addNode(e *dwarf.Entry, parent int32) (int32, bool) {
 	if len(kept) == 0 {
 		return 0, false
 	}
-	var sub *subprogram
+	var sub *Subprogram
 	if parent < 0 {
-		sub = &subprogram{source: l.cuSource}
+		sub = &Subprogram{Source: l.cuSource}
 		for _, rg := range kept {
 			sub.starts = append(sub.starts, uint32(rg[0]))
 			t.subs[uint32(rg[0])] = sub
@@ -716,14 +697,14 @@ func (l *unitLoader) finishNames() {
 		name, linkage := l.resolveName(off)
 		n := &t.nodes[i]
 		if sub := l.nodeSubs[i]; sub != nil {
-			sub.name, sub.linkage = name, linkage
+			sub.Name, sub.Linkage = name, linkage
 			for _, start := range sub.starts {
 				if z, ok := l.x.zSyms[start]; ok && linkage == "" {
 					linkage = z
 				}
 			}
 		}
-		fn := newFrameName(name, linkage)
+		fn := NameOf(name, linkage)
 		idx, ok := l.nameIdx[fn]
 		if !ok {
 			idx = int32(len(t.names))
@@ -827,77 +808,4 @@ func (l *unitLoader) finishSegments() {
 		l.segNode = append(l.segNode, cur)
 	}
 	l.ranges = nil
-}
-
-// Symbolize returns the inline chain at addr, innermost first: the
-// innermost frame has the line being executed, each outer frame the line
-// that called (inlined) the frame before it. Bit 0 (Thumb) is ignored. An
-// address inside a function that DWARF does not describe gets one frame
-// from the symbol table (with file:line if a line table covers it). nil
-// means addr is in no function (e.g. padding, data) or unknown.
-//
-// The first address that falls in a compile unit decodes that unit's DWARF
-// (Preload decodes many at once, in parallel).
-func (im *Image) Symbolize(addr uint32) []Frame { return im.AppendFrames(nil, addr) }
-
-// AppendFrames appends the inline chain Symbolize returns for addr to dst
-// and returns the extended slice: a caller answering address after
-// address reuses one slice instead of allocating one per address.
-func (im *Image) AppendFrames(dst []Frame, addr uint32) []Frame {
-	pc := addr &^ 1
-	t, ri, n := im.dwarf.lookup(pc)
-	if n < 0 {
-		// Outside every DWARF function only a symbol makes an address code:
-		// line sequences also run over the padding between functions, and
-		// llvm-symbolizer does not answer for padding either.
-		fi := im.functionIndex(pc)
-		if fi < 0 {
-			return dst
-		}
-		im.finishFunction(fi)
-		name := im.funcNames[fi]
-		f := Frame{Function: name.function, Short: name.short, Mangled: name.mangled}
-		if ri >= 0 {
-			row := t.rows[ri]
-			t.setLine(&f, row.file, row.line, row.col)
-		}
-		return append(dst, f)
-	}
-	// Frames are filled in place: a Frame is too big to copy cheaply.
-	base := len(dst)
-	dst = slices.Grow(dst, int(t.nodes[n].depth)+1)[:base+int(t.nodes[n].depth)+1]
-	frames := dst[base:]
-	clear(frames)
-	t.name(&frames[0], n)
-	if ri >= 0 {
-		row := t.rows[ri]
-		t.setLine(&frames[0], row.file, row.line, row.col)
-	}
-	for k, nd := 1, t.nodes[n]; nd.parent >= 0 && k < len(frames); k, nd = k+1, t.nodes[nd.parent] {
-		t.name(&frames[k], nd.parent)
-		t.setLine(&frames[k], nd.callFile, nd.callLine, nd.callCol)
-	}
-	return dst
-}
-
-// name names frame f after node n.
-func (t *unitTables) name(f *Frame, n int32) {
-	name := &t.names[t.nodes[n].name]
-	f.Function, f.Short, f.Mangled = name.function, name.short, name.mangled
-}
-
-func (t *unitTables) setLine(f *Frame, file, line, col int32) {
-	if file >= 0 && int(file) < len(t.files) {
-		f.File = t.files[file]
-	}
-	f.Line, f.Column = int(line), int(col)
-}
-
-// symbolFrameName names a frame from the symbol table alone: the symbol
-// without its clone suffix, like a DWARF name.
-func symbolFrameName(fn *Function) frameName {
-	if strings.HasPrefix(fn.Base, "_Z") {
-		return newFrameName("", fn.Base)
-	}
-	return newFrameName(fn.Base, "")
 }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package dwarfline
 
 import (
 	"cmp"
 	"debug/dwarf"
+	goelf "debug/elf"
 	"encoding/binary"
 	"fmt"
 	"runtime"
@@ -17,32 +18,10 @@ import (
 	"github.com/tcmprof/tcmprof/elf/symname"
 )
 
-// The DWARF of a Zephyr image with networking and USB runs to 10-30 MB,
-// while a capture touches a few hundred functions and `symbolize` may be
-// asked about one address. So Load only indexes it: which compile unit
-// holds which addresses: from .debug_aranges, as llvm-symbolizer does
-// (Load reads only that section: a unit's header is read when the unit
-// is). A unit's line program and subprogram / inline tree are decoded the
-// first time an address falls in it, and Preload decodes the units of many
-// addresses in parallel. The first address .debug_aranges places in no
-// unit has every unit header read, and the units it misses placed by their
-// own DIE's DW_AT_ranges or low_pc/high_pc. Units that neither place (no
-// producer we know omits both, but addr2line copes, llvm-symbolizer does
-// not) are decoded and indexed by what they contain the first time an
-// address falls in no unit still.
-//
-// Each unit is read through a debug/dwarf Data of its own, over its slice
-// of .debug_info: a Data over the whole section parses every unit's
-// abbreviations when it is made, a third of Load on a Zephyr image, and
-// sets up a DWARF 5 unit lazily and unguarded on a Reader's first visit,
-// so one Data cannot serve units decoded in parallel. A unit's own Data
-// reports DIE offsets from the unit's start; references between units
-// (DW_FORM_ref_addr, from LTO) are offsets in the whole section, told apart
-// by the form the unit's abbreviations give them.
-
-// dwarfIndex finds the compile unit of an address and decodes units on
-// demand. A nil *dwarfIndex (an ELF without usable DWARF) knows nothing.
-type dwarfIndex struct {
+// Index finds the compile unit of an address and decodes units on
+// demand. It is safe for concurrent use. A nil *Index (an ELF without
+// usable DWARF) knows nothing.
+type Index struct {
 	sec    dwarfSections
 	origin originCode
 	zSyms  map[uint32]string // _Z-mangled FUNC symbol (without clone suffix) by address
@@ -107,40 +86,74 @@ type unitSpan struct {
 	unit     int32
 }
 
-// loadDWARF indexes the image's DWARF. Missing or broken DWARF leaves
-// im.dwarf nil (or the index partial) with a warning: symbolization then
-// falls back to the symbol table.
-func (im *Image) loadDWARF(raw rawSymbols) {
-	sec := func(name string) []byte { return im.debugSection(".debug_" + name) }
-	x := &dwarfIndex{
+// Symbol is one of the image's function symbols, as the index needs it:
+// DWARF's name for the code at address 0 is believed only where a symbol
+// there bears it (originCode), and a function DWARF gives no linkage name
+// takes its mangled symbol's.
+type Symbol struct {
+	Name       string // as in the symbol table, clone suffix included
+	Addr, Size uint32 // Addr without the Thumb bit
+}
+
+// New indexes the DWARF of f, which was parsed from data (uncompressed
+// sections are read from data in place). funcs are the image's FUNC
+// symbols, GNU ld's veneers excluded: they have no DWARF. warn receives
+// what cannot be used, now and as units are decoded later. Without
+// .debug_info New warns and returns nil, which knows nothing.
+func New(f *goelf.File, data []byte, funcs []Symbol, warn func(string)) *Index {
+	sec := func(name string) []byte { return debugSection(f, data, ".debug_"+name) }
+	x := &Index{
 		sec: dwarfSections{
 			info: sec("info"), abbrev: sec("abbrev"), line: sec("line"), ranges: sec("ranges"), str: sec("str"),
 			dwarf5: map[string][]byte{},
 		},
-		origin: raw.origin,
-		zSyms:  map[uint32]string{},
-		warn:   im.warn,
+		zSyms: map[uint32]string{},
+		warn:  warn,
 	}
 	if x.sec.info == nil {
-		im.warn("no DWARF debug info: symbolizing from the symbol table only (no file:line, no inlined frames)")
-		return
+		warn("no DWARF debug info: symbolizing from the symbol table only (no file:line, no inlined frames)")
+		return nil
 	}
 	for _, name := range []string{"addr", "line_str", "str_offsets", "rnglists"} {
 		if b := sec(name); b != nil {
 			x.sec.dwarf5[".debug_"+name] = b
 		}
 	}
-	for _, s := range raw.funcs {
-		if base, _ := symname.SplitClone(s.name); strings.HasPrefix(base, "_Z") {
-			x.zSyms[s.addr] = base
+	for _, s := range funcs {
+		if s.Addr == 0 {
+			x.origin.syms = append(x.origin.syms, s)
+		}
+		if base, _ := symname.SplitClone(s.Name); strings.HasPrefix(base, "_Z") {
+			x.zSyms[s.Addr] = base
 		}
 	}
 	x.addAranges(sec("aranges"))
-	im.dwarf = x
+	return x
+}
+
+// debugSection returns the contents of the named .debug_* section of f,
+// decompressed if it is compressed (objcopy --compress-debug-sections,
+// gcc -gz; or the older .zdebug_* form); nil if absent or unreadable.
+func debugSection(f *goelf.File, data []byte, name string) []byte {
+	s := f.Section(name)
+	if s == nil {
+		s = f.Section(".z" + strings.TrimPrefix(name, "."))
+	}
+	if s == nil || s.Type == goelf.SHT_NOBITS {
+		return nil
+	}
+	if s.Flags&goelf.SHF_COMPRESSED == 0 && !strings.HasPrefix(s.Name, ".zdebug_") {
+		return data[s.Offset : s.Offset+s.FileSize]
+	}
+	b, err := s.Data()
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // unit returns unit i.
-func (x *dwarfIndex) unit(i int) *unit {
+func (x *Index) unit(i int) *unit {
 	if i < len(x.listed) {
 		return x.listed[i]
 	}
@@ -149,7 +162,7 @@ func (x *dwarfIndex) unit(i int) *unit {
 
 // enumerate reads every unit header (once), adds the units .debug_aranges
 // does not list and places them by their own DIE.
-func (x *dwarfIndex) enumerate() {
+func (x *Index) enumerate() {
 	x.enumOnce.Do(func() {
 		listed := make(map[uint64]int, len(x.listed))
 		for i, u := range x.listed {
@@ -190,19 +203,19 @@ func (x *dwarfIndex) enumerate() {
 
 // open returns unit i opened for reading (once): a debug/dwarf Data over
 // its slice of .debug_info, and its abbreviations.
-func (x *dwarfIndex) open(i int) *unitData {
+func (x *Index) open(i int) *unitData {
 	u := x.unit(i)
 	u.openOnce.Do(func() {
 		ud := &u.opened
 		defer func() {
 			if r := recover(); r != nil { // debug/dwarf on hostile input
-				ud.d, ud.err = nil, fmt.Errorf("malformed (%v)", r)
+				ud.d, ud.err = nil, &DecodeError{Section: ".debug_info", Offset: u.start, Err: fmt.Sprintf("unit malformed (%v)", r)}
 			}
 		}()
 		if u.end == 0 { // listed: only its start is known
 			h, _, ok := readUnitHeader(x.sec.info, u.start)
 			if !ok {
-				ud.err = fmt.Errorf("no unit header at 0x%x of .debug_info", u.start)
+				ud.err = &DecodeError{Section: ".debug_info", Offset: u.start, Err: "no unit header"}
 				return
 			}
 			u.unitHeader = h
@@ -239,7 +252,7 @@ func (x *dwarfIndex) open(i int) *unitData {
 
 // unitOf returns the index of the unit whose bytes hold the .debug_info
 // offset off, -1 if none.
-func (x *dwarfIndex) unitOf(off uint64) int {
+func (x *Index) unitOf(off uint64) int {
 	x.enumerate()
 	k := sort.Search(len(x.byStart), func(k int) bool { return x.unit(x.byStart[k]).start > off }) - 1
 	if k < 0 {
@@ -340,7 +353,7 @@ func readUnitHeader(info []byte, off uint64) (h unitHeader, next uint64, ok bool
 // addAranges indexes the address ranges .debug_aranges gives, making a
 // listed unit of each unit it names with any. Malformed sets are skipped:
 // their units are then placed by their own DIE.
-func (x *dwarfIndex) addAranges(b []byte) {
+func (x *Index) addAranges(b []byte) {
 	byStart := map[uint64]int{}
 	le := binary.LittleEndian
 	for off := uint64(0); off+4 <= uint64(len(b)); {
@@ -440,7 +453,7 @@ func (s *spanIndex) each(pc uint32, yield func(int) bool) bool {
 // false. If .debug_aranges places pc in no unit, the others are placed
 // (once) by their DIEs, and if none of them holds it either, the units
 // nothing places are scanned (once) for it.
-func (x *dwarfIndex) unitsAt(pc uint32, yield func(int) bool) {
+func (x *Index) unitsAt(pc uint32, yield func(int) bool) {
 	if x == nil || x.placed.each(pc, yield) {
 		return
 	}
@@ -459,7 +472,7 @@ func (x *dwarfIndex) unitsAt(pc uint32, yield func(int) bool) {
 }
 
 // tables returns unit i decoded, decoding it on first use.
-func (x *dwarfIndex) tables(i int) *unitTables {
+func (x *Index) tables(i int) *unitTables {
 	u := x.unit(i)
 	if t := u.tables.Load(); t != nil {
 		return t
@@ -471,7 +484,7 @@ func (x *dwarfIndex) tables(i int) *unitTables {
 // safeDecode decodes unit i, turning a panic of debug/dwarf on hostile
 // input (Load recovers from those, but units are decoded later) into an
 // empty unit and a warning.
-func (x *dwarfIndex) safeDecode(i int) (t *unitTables) {
+func (x *Index) safeDecode(i int) (t *unitTables) {
 	defer func() {
 		if r := recover(); r != nil {
 			x.warn(fmt.Sprintf("DWARF unit at 0x%x malformed (%v): its addresses fall back to the symbol table", x.unit(i).start, r))
@@ -484,7 +497,7 @@ func (x *dwarfIndex) safeDecode(i int) (t *unitTables) {
 // lookup returns the line row and innermost node DWARF has for pc (-1:
 // none) and the unit they belong to. Where several units claim pc, the
 // first that has a node for it wins, else the first with a line row.
-func (x *dwarfIndex) lookup(pc uint32) (t *unitTables, row, node int32) {
+func (x *Index) lookup(pc uint32) (t *unitTables, row, node int32) {
 	row, node = -1, -1
 	x.unitsAt(pc, func(i int) bool {
 		ut := x.tables(i)
@@ -501,19 +514,19 @@ func (x *dwarfIndex) lookup(pc uint32) (t *unitTables, row, node int32) {
 	return t, row, node
 }
 
-// lineSourceAt returns the source file of the unit whose line table covers
+// LineSource returns the source file of the unit whose line table covers
 // addr, "" if none: where no subprogram DIE describes a function
 // (assembly built with -g), the line table still names its file.
-func (x *dwarfIndex) lineSourceAt(addr uint32) string {
+func (x *Index) LineSource(addr uint32) string {
 	if t, row, _ := x.lookup(addr); t != nil && row >= 0 {
 		return t.source
 	}
 	return ""
 }
 
-// subprogramAt returns the concrete function DWARF says starts at addr, or
-// nil.
-func (x *dwarfIndex) subprogramAt(addr uint32) (sub *subprogram) {
+// SubprogramAt returns the concrete function DWARF says starts at addr,
+// or nil.
+func (x *Index) SubprogramAt(addr uint32) (sub *Subprogram) {
 	x.unitsAt(addr, func(i int) bool {
 		sub = x.tables(i).subs[addr]
 		return sub == nil
@@ -522,7 +535,7 @@ func (x *dwarfIndex) subprogramAt(addr uint32) (sub *subprogram) {
 }
 
 // decodeAll decodes the units listed, on all cores.
-func (x *dwarfIndex) decodeAll(units []int) {
+func (x *Index) decodeAll(units []int) {
 	workers := min(runtime.GOMAXPROCS(0), len(units))
 	if workers <= 1 { // no thread to wake and wait for, which costs most on a busy machine
 		for _, i := range units {
@@ -544,7 +557,7 @@ func (x *dwarfIndex) decodeAll(units []int) {
 
 // lineProgram returns the version and size of the line program at off in
 // .debug_line, zeros if unreadable.
-func (x *dwarfIndex) lineProgram(off int64) (version, size int) {
+func (x *Index) lineProgram(off int64) (version, size int) {
 	b := x.sec.line
 	if off < 0 || off+6 > int64(len(b)) {
 		return 0, 0
@@ -563,8 +576,7 @@ func (x *dwarfIndex) lineProgram(off int64) (version, size int) {
 // unit holding one of addrs, so that symbolizing a batch of addresses (a
 // capture's PCs) does not decode unit after unit on one core. Lookups work
 // without it; it only makes them start sooner.
-func (im *Image) Preload(addrs []uint32) {
-	x := im.dwarf
+func (x *Index) Preload(addrs []uint32) {
 	if x == nil {
 		return
 	}

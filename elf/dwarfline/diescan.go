@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package dwarfline
 
 import (
 	"debug/dwarf"
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
 
@@ -98,9 +97,9 @@ func formSize(form uint64, u *unitHeader) int {
 // readAbbrevs reads the abbreviation table at off, for unit u.
 func readAbbrevs(b []byte, off uint64, u *unitHeader) (*abbrevTable, error) {
 	if off >= uint64(len(b)) {
-		return nil, fmt.Errorf("abbreviations at 0x%x past .debug_abbrev", off)
+		return nil, &DecodeError{Section: ".debug_abbrev", Offset: off, Err: "abbreviations past the end of the section"}
 	}
-	r := &scanBuf{b: b, p: off}
+	r := &scanBuf{section: ".debug_abbrev", b: b, p: off}
 	type decl struct {
 		code       uint64
 		a          abbrev
@@ -170,13 +169,13 @@ type foundDIE struct {
 // types, parameters, variables, call sites) and looks inside the rest
 // (namespaces, lexical blocks, subprograms without code, such as abstract
 // instances), as the walk would.
-func (x *dwarfIndex) scanUnit(i int) ([]foundDIE, error) {
+func (x *Index) scanUnit(i int) ([]foundDIE, error) {
 	ud := x.open(i)
 	u := x.unit(i)
 	if ud.err != nil {
 		return nil, ud.err
 	}
-	s := &dieScanner{scanBuf: scanBuf{b: x.sec.info[:u.end], p: uint64(u.die)}, u: u, abbrevs: ud.abbrevs}
+	s := &dieScanner{scanBuf: scanBuf{section: ".debug_info", b: x.sec.info[:u.end], p: uint64(u.die)}, u: u, abbrevs: ud.abbrevs}
 	unitDIE, err := s.next()
 	if err != nil || unitDIE == nil || !unitDIE.children {
 		return nil, err
@@ -189,8 +188,8 @@ func (x *dwarfIndex) scanUnit(i int) ([]foundDIE, error) {
 
 // form returns the form unit v's abbreviations give attribute a of its DIE
 // at off (from the unit's start), 0 if none.
-func (x *dwarfIndex) form(v *unit, vd *unitData, off dwarf.Offset, a dwarf.Attr) uint64 {
-	r := &scanBuf{b: x.sec.info[:v.end], p: v.start + uint64(off)}
+func (x *Index) form(v *unit, vd *unitData, off dwarf.Offset, a dwarf.Attr) uint64 {
+	r := &scanBuf{section: ".debug_info", b: x.sec.info[:v.end], p: v.start + uint64(off)}
 	if ab := vd.abbrevs.get(r.uleb()); ab != nil && r.err == nil {
 		for _, at := range ab.attrs {
 			if at.attr == a {
@@ -224,7 +223,7 @@ func (s *dieScanner) next() (*abbrev, error) {
 	}
 	a := s.abbrevs.get(code)
 	if a == nil {
-		return nil, fmt.Errorf("DIE at 0x%x: unknown abbreviation %d", s.at, code)
+		return nil, &DecodeError{Section: ".debug_info", Offset: s.at, Err: fmt.Sprintf("DIE with unknown abbreviation %d", code)}
 	}
 	if a.size >= 0 {
 		start := s.p
@@ -254,7 +253,7 @@ func (s *dieScanner) next() (*abbrev, error) {
 // its null entry (or the end of the unit).
 func (s *dieScanner) siblings(depth int, parent int32) error {
 	if depth > maxScanDepth {
-		return errors.New("DIEs nested too deep")
+		return &DecodeError{Section: ".debug_info", Offset: s.p, Err: "DIEs nested too deep"}
 	}
 	for s.p < uint64(len(s.b)) {
 		a, err := s.next()
@@ -289,7 +288,7 @@ func (s *dieScanner) skipChildren(a *abbrev, depth int) error {
 		return nil
 	}
 	if depth > maxScanDepth {
-		return errors.New("DIEs nested too deep")
+		return &DecodeError{Section: ".debug_info", Offset: s.p, Err: "DIEs nested too deep"}
 	}
 	for {
 		c, err := s.next()
@@ -341,16 +340,18 @@ func (s *dieScanner) value(form uint64, indirections int) uint64 {
 	return 0
 }
 
-// scanBuf reads little-endian DWARF values; the first error sticks.
+// scanBuf reads little-endian DWARF values from a section; the first
+// error sticks.
 type scanBuf struct {
-	b   []byte
-	p   uint64
-	err error
+	section string // its name, for errors
+	b       []byte
+	p       uint64
+	err     error
 }
 
 func (r *scanBuf) fail(msg string) {
 	if r.err == nil {
-		r.err = fmt.Errorf("at 0x%x: %s", r.p, msg)
+		r.err = &DecodeError{Section: r.section, Offset: r.p, Err: msg}
 	}
 	r.p = uint64(len(r.b))
 }
