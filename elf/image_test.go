@@ -394,6 +394,9 @@ func TestLoadErrors(t *testing.T) {
 			if err.Error() != tc.want {
 				t.Errorf("error %q\n          want %q", err, tc.want)
 			}
+			if fe, ok := err.(*FormatError); !ok || fe.Path != "x.elf" {
+				t.Errorf("error %#v, want a FormatError about x.elf", err)
+			}
 		})
 	}
 
@@ -427,8 +430,8 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		im, err := Load(data, "fuzz.elf")
 		if err != nil {
-			if im != nil || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("bad error %q", err)
+			if _, ok := err.(*FormatError); !ok || im != nil || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("bad error %#v", err)
 			}
 			return
 		}
