@@ -415,10 +415,10 @@ func TestLoadErrors(t *testing.T) {
 // error, never panic, and a loaded Image must answer lookups.
 func FuzzLoad(f *testing.F) {
 	// The committed seeds (testdata/fuzz/FuzzLoad: tiny, an ELF from
-	// testdata/symbolize/tiny.c, and inputs that once hung) run
-	// everywhere; where the toolchain is present, tiny.elf as built now and
-	// its truncations are added. The big test ELFs are left out: at 200 KB
-	// they slow the fuzzer's minimisation to a crawl.
+	// internal/armtest/testdata/symbolize/tiny.c, and inputs that once
+	// hung) run everywhere; where the toolchain is present, tiny.elf as
+	// built now and its truncations are added. The big test ELFs are left
+	// out: at 200 KB they slow the fuzzer's minimisation to a crawl.
 	if _, err := exec.LookPath("arm-none-eabi-gcc"); err == nil {
 		if data, err := os.ReadFile(filepath.Join(armtest.SymbolizeDir(f), "tiny.elf")); err == nil {
 			f.Add(data)

@@ -24,12 +24,13 @@ import (
 // address first falls in it (package dwarfline, whose own tests count the
 // decodes). These tests prove the index, through the Image, against
 // llvm-symbolizer and addr2line on firmware built from
-// internal/armtest/testdata/units, whose units are placed in every way the index handles: a
-// unit .debug_aranges lists (alpha), one it does not (beta: found by its
-// DW_AT_ranges), one that nothing places but its contents (gamma: scanned
-// on the first address no placed unit holds), each unit's code spread over
-// several places with other units' code in between (several line sequences
-// per unit), and the same ELF without DWARF.
+// internal/armtest/testdata/units, whose units are placed in every way the
+// index handles: a unit .debug_aranges lists (alpha), one it does not
+// (beta: found by its DW_AT_ranges), one that nothing places but its
+// contents (gamma: scanned on the first address no placed unit holds),
+// each unit's code spread over several places with other units' code in
+// between (several line sequences per unit), and the same ELF without
+// DWARF.
 
 // unitFacts is what an independent reader (debug/dwarf and readelf) says
 // about one compile unit of a fixture.
