@@ -218,7 +218,9 @@ func (x *Index) open(i int) *unitData {
 				ud.err = &DecodeError{Section: ".debug_info", Offset: u.start, Err: "no unit header"}
 				return
 			}
-			u.unitHeader = h
+			// All but start, which other goroutines read (enumerate,
+			// unitOf) without opening the unit: it is the same.
+			u.die, u.end, u.version, u.offSize, u.addrSize, u.abbrevOff = h.die, h.end, h.version, h.offSize, h.addrSize, h.abbrevOff
 		}
 		ud.abbrevs, ud.err = readAbbrevs(x.sec.abbrev, u.abbrevOff, &u.unitHeader)
 		if ud.err != nil {
