@@ -69,7 +69,7 @@ type Stack struct {
 	Callers []*Site
 	// Completed is how many of the outermost Callers were not in the
 	// records' own snapshots: unwound through the words below the
-	// thread's stack top (Capture.StackTops, elf.UnwindThread) or
+	// thread's stack top (Capture.StackTops, unwind.Unwinder.UnwindThread) or
 	// completed from other records of the thread that share the frame
 	// below them (unwind.CompleteStacks).
 	Completed int

@@ -185,7 +185,7 @@ func gdbSkipsInline(got []frameName, inner int, gdb []frameName) ([]frameName, b
 // included; the innermost by function (its line is the sampled PC's).
 //
 // At K = 32 the stops' stacks are then completed as the profile completes
-// a capture's (elf.UnwindThread, unwind.CompleteStacks): from the other stops
+// a capture's (unwind.Unwinder.UnwindThread, unwind.CompleteStacks): from the other stops
 // of the same thread, and with the words below the top of the thread's
 // stack that the sampler sends at the end of a run (STACK_TOP, taken from
 // a real run of the same image). Every completed frame is compared with gdb's like the
