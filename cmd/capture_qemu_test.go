@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
@@ -198,7 +198,7 @@ func checkPCsWithAddr2line(t *testing.T, elfPath string, recs []sample.Record) {
 // to the pty at once, so the time measures the emulated firmware and the
 // host, not USB; the bytes per sample are what a real link carries. The
 // demo's testbench (the code that plays the PC and the network,
-// elf.KindTestbench) runs on the same core 8 MB above the firmware's code,
+// board.KindTestbench) runs on the same core 8 MB above the firmware's code,
 // so every step between the two costs a long PC delta that a board, which
 // runs no testbench, never sends: firmware-wire-bytes/sample is the
 // drained records without the testbench's, framed again as the device
@@ -225,7 +225,7 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 	}
 	s := device.NewSession(port, nil, device.DefaultTimeouts())
 	defer s.Close()
-	board, err := elf.BoardByName("qemu-demo")
+	demo, err := board.ByName("qemu-demo")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 				bytes += c.Stats.Bytes - before
 				records += uint64(len(c.Records))
 				for i, coding := range []sample.Coding{sample.CodingV12, sample.CodingV10} {
-					n, recs := wireBytes(b, fields, coding, firmwareRecords(board, c.Records))
+					n, recs := wireBytes(b, fields, coding, firmwareRecords(demo, c.Records))
 					fw[i].bytes += n
 					fw[i].records += recs
 					n, recs = wireBytes(b, fields, coding, c.Records)
@@ -292,10 +292,10 @@ func drainSnapshot(b *testing.B, ctx context.Context, s *device.Session, fields 
 }
 
 // firmwareRecords are the records of recs outside the board's testbench.
-func firmwareRecords(board *elf.Board, recs []sample.Record) []sample.Record {
+func firmwareRecords(b *board.Board, recs []sample.Record) []sample.Record {
 	var firmware []sample.Record
 	for _, r := range recs {
-		if kind, _ := board.Classify(r.PC, nil); kind != elf.KindTestbench {
+		if kind, _ := b.Classify(r.PC, nil); kind != board.KindTestbench {
 			firmware = append(firmware, r)
 		}
 	}

@@ -15,7 +15,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/symname"
 	"github.com/tcmprof/tcmprof/internal/golden"
 	"github.com/tcmprof/tcmprof/internal/texttable"
 )
@@ -91,7 +92,7 @@ func TestKeyForUsesTheELFCloneRule(t *testing.T) {
 		"foo.isra.0.part.1":   {Source: "s.c", Base: "foo", Clone: ".isra.0.part.1"},
 		"foo.bar.constprop.0": {Source: "s.c", Base: "foo.bar", Clone: ".constprop.0"},
 	} {
-		base, clone := elf.SplitClone(sym)
+		base, clone := symname.SplitClone(sym)
 		if got := KeyFor("s.c", sym); got != want || got.Base != base || got.Clone != clone {
 			t.Errorf("KeyFor(%q) = %+v, want %+v", sym, got, want)
 		}
@@ -423,7 +424,7 @@ func TestRank(t *testing.T) {
 // as "[clone …]", a share and its interval to one decimal with " %".
 func TestRankTableWords(t *testing.T) {
 	fn := &Func{Key: KeyFor("app.c", "run_burst.isra.0"), Symbol: "run_burst.isra.0", Object: "app.o", Size: 64,
-		Region: "FLASH", Kind: elf.KindFlash}
+		Region: "FLASH", Kind: board.KindFlash}
 	rows := []RankRow{{Func: fn, Samples: 4934, Share: 0.4934, ShareCI: Interval{Lo: 0.451, Hi: 0.5362}, Density: 77.09, Ranked: true}}
 	for _, tc := range []struct {
 		wide bool

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 )
 
 // pressureInput is six one-line functions in a 128-byte cache of two sets
@@ -27,7 +27,7 @@ import (
 // samples), B, D and F hit (the hot loops stay most recently used).
 func pressureInput(shift FlashShift) *Input {
 	in := &Input{ITCMSize: 64 << 10, ITCMUsed: 0x100, BusySamples: 2000, FillPenalty: 500,
-		ICache: elf.CacheGeometry{Size: 128, Ways: 2, LineSize: 32}, Shift: shift}
+		ICache: board.CacheGeometry{Size: 128, Ways: 2, LineSize: 32}, Shift: shift}
 	for k, f := range []struct {
 		name            string
 		stalls, entries float64

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/unwind"
 	"github.com/tcmprof/tcmprof/internal/texttable"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/sample"
@@ -159,8 +159,8 @@ func callerTable(w io.Writer, fs []FunctionCallers, width int) {
 }
 
 // stopCounts lists why unwinds ended, most frequent first.
-func stopCounts(m map[elf.UnwindStop]int) string {
-	stops := make([]elf.UnwindStop, 0, len(m))
+func stopCounts(m map[unwind.Stop]int) string {
+	stops := make([]unwind.Stop, 0, len(m))
 	for s := range m {
 		stops = append(stops, s)
 	}
