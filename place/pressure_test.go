@@ -113,7 +113,7 @@ func TestPressureHandComputed(t *testing.T) {
 //	F      1       0     fSamples 10   fSamples/10
 func rateInput(fSamples int) *Input {
 	in := &Input{ITCMSize: 64 << 10, ITCMUsed: 0x100, BusySamples: 4000, FillPenalty: 500,
-		ICache: elf.CacheGeometry{Size: 128, Ways: 2, LineSize: 32}}
+		ICache: board.CacheGeometry{Size: 128, Ways: 2, LineSize: 32}}
 	for k, f := range []struct {
 		name    string
 		stalls  float64
@@ -186,7 +186,7 @@ func TestExpectedHandComputed(t *testing.T) {
 // group.
 func groupsInput(sampleScale int) *Input {
 	in := &Input{ITCMSize: 64 << 10, ITCMUsed: 0x100, FillPenalty: 500,
-		ICache: elf.CacheGeometry{Size: 128, Ways: 2, LineSize: 32}}
+		ICache: board.CacheGeometry{Size: 128, Ways: 2, LineSize: 32}}
 	for k, f := range []struct {
 		name   string
 		stalls float64
