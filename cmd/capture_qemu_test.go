@@ -96,15 +96,29 @@ func TestCaptureQEMU(t *testing.T) {
 		out := filepath.Join(dir, "stream.tcmcap")
 		code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--mode", "stream", "--rate", "10000",
 			"--fields", "pc,lr", "--samples", "20000", "--quiet", "-o", out)
-		if code != 0 {
-			t.Fatalf("exit %d:\n%s", code, stderr)
-		}
 		c, err := sample.ReadFile(out)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("exit %d, %v:\n%s", code, err, stderr)
+		}
+		// A stream can not ask again: the records of DATA frames the line
+		// damaged are lost, and the capture must say so, exit 1, and keep
+		// what arrived. QEMU's pty backend discards what the guest sends
+		// while it takes the pty for closed, and it notices a reopened pty
+		// by polling, which a loaded machine delays: under load 8 the
+		// first 280 records were lost so. More than 1,000 is a fault.
+		var lost uint32
+		for _, m := range c.Missing {
+			lost += m.Len()
+		}
+		st := c.Stats
+		switch {
+		case code == 0 && lost > 0, code != 0 && lost == 0:
+			t.Fatalf("exit %d with %d records missing:\n%s", code, lost, stderr)
+		case lost > 0 && (st.BadFrames+st.CRCErrors == 0 || lost > 1000):
+			t.Fatalf("%d records missing with %d bad frames and %d CRC errors:\n%s", lost, st.BadFrames, st.CRCErrors, stderr)
 		}
 		h := c.Header
-		if h.Taken != 20000 || h.Stored+h.Dropped != 20000 || uint32(len(c.Records)) != h.Stored || len(c.Missing) != 0 {
+		if h.Taken != 20000 || h.Stored+h.Dropped != 20000 || uint32(len(c.Records))+lost != h.Stored {
 			t.Errorf("taken %d stored %d dropped %d, %d records, missing %v", h.Taken, h.Stored, h.Dropped, len(c.Records), c.Missing)
 		}
 	})
