@@ -174,7 +174,7 @@ func runBenchUDPEcho(o *benchUDPEchoOptions, s Streams) error {
 		}
 	}()
 
-	ui := newBenchUI(s.Err, o.opts.Passes*len(o.opts.Rates))
+	ui := newBenchUI(s.Err, s.ErrTTY, o.opts.Passes*len(o.opts.Rates))
 	run, runErr := loadtest.Measure(ctx, target, o.opts, ui.step)
 	if errors.Is(runErr, context.Canceled) {
 		runErr = context.Cause(ctx)
@@ -300,8 +300,8 @@ type benchUI struct {
 	msg string
 }
 
-func newBenchUI(w io.Writer, total int) *benchUI {
-	ui := &benchUI{progress: newProgress(w)}
+func newBenchUI(w io.Writer, tty bool, total int) *benchUI {
+	ui := &benchUI{progress: newProgress(w, tty)}
 	if ui.bars != nil {
 		ui.bar = ui.bars.AddBar(int64(total),
 			mpb.PrependDecorators(decor.Name("steps "), decor.CountersNoUnit("%d / %d")),

@@ -169,7 +169,7 @@ func runCapture(o *captureOptions, s Streams) error {
 	defer dev.Close()
 	sess, host := dev.session, dev.host
 
-	ui := newCaptureUI(s.Err, o.quiet)
+	ui := newCaptureUI(s.Err, s.ErrTTY, o.quiet)
 	sess.OnLog = ui.log
 	sess.OnProgress = ui.received
 	sess.OnHeader = ui.header
@@ -350,8 +350,8 @@ type captureUI struct {
 	draining atomic.Bool
 }
 
-func newCaptureUI(w io.Writer, quiet bool) *captureUI {
-	return &captureUI{progress: newProgress(w), quiet: quiet, start: time.Now()}
+func newCaptureUI(w io.Writer, tty, quiet bool) *captureUI {
+	return &captureUI{progress: newProgress(w, tty), quiet: quiet, start: time.Now()}
 }
 
 // header follows the device's counters while it samples, and keeps the

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
@@ -96,15 +96,29 @@ func TestCaptureQEMU(t *testing.T) {
 		out := filepath.Join(dir, "stream.tcmcap")
 		code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--mode", "stream", "--rate", "10000",
 			"--fields", "pc,lr", "--samples", "20000", "--quiet", "-o", out)
-		if code != 0 {
-			t.Fatalf("exit %d:\n%s", code, stderr)
-		}
 		c, err := sample.ReadFile(out)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("exit %d, %v:\n%s", code, err, stderr)
+		}
+		// A stream can not ask again: the records of DATA frames the line
+		// damaged are lost, and the capture must say so, exit 1, and keep
+		// what arrived. QEMU's pty backend discards what the guest sends
+		// while it takes the pty for closed, and it notices a reopened pty
+		// by polling, which a loaded machine delays: under load 8 the
+		// first 280 records were lost so. More than 1,000 is a fault.
+		var lost uint32
+		for _, m := range c.Missing {
+			lost += m.Len()
+		}
+		st := c.Stats
+		switch {
+		case code == 0 && lost > 0, code != 0 && lost == 0:
+			t.Fatalf("exit %d with %d records missing:\n%s", code, lost, stderr)
+		case lost > 0 && (st.BadFrames+st.CRCErrors == 0 || lost > 1000):
+			t.Fatalf("%d records missing with %d bad frames and %d CRC errors:\n%s", lost, st.BadFrames, st.CRCErrors, stderr)
 		}
 		h := c.Header
-		if h.Taken != 20000 || h.Stored+h.Dropped != 20000 || uint32(len(c.Records)) != h.Stored || len(c.Missing) != 0 {
+		if h.Taken != 20000 || h.Stored+h.Dropped != 20000 || uint32(len(c.Records))+lost != h.Stored {
 			t.Errorf("taken %d stored %d dropped %d, %d records, missing %v", h.Taken, h.Stored, h.Dropped, len(c.Records), c.Missing)
 		}
 	})
@@ -198,7 +212,7 @@ func checkPCsWithAddr2line(t *testing.T, elfPath string, recs []sample.Record) {
 // firmware writes it byte by byte and QEMU passes the bytes to the pty at
 // once, so the time measures the emulated firmware and the host, not USB;
 // the bytes per sample are what a real link carries. The demo's testbench
-// (the code that plays the PC and the network, elf.KindTestbench) runs on
+// (the code that plays the PC and the network, board.KindTestbench) runs on
 // the same core 8 MB above the firmware's code, so every step between the
 // two costs a long PC delta that a board, which runs no testbench, never
 // sends: firmware-wire-bytes/sample is the received records without the
@@ -226,7 +240,7 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 	}
 	s := device.NewSession(port, nil, device.DefaultTimeouts())
 	defer s.Close()
-	board, err := elf.BoardByName("qemu-demo")
+	demo, err := board.ByName("qemu-demo")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -265,7 +279,7 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 				bytes += received
 				records += uint64(len(c.Records))
 				for i, coding := range codings {
-					n, recs := wireBytes(b, run.fields, coding, firmwareRecords(board, c.Records))
+					n, recs := wireBytes(b, run.fields, coding, firmwareRecords(demo, c.Records))
 					fw[i].bytes += n
 					fw[i].records += recs
 					n, recs = wireBytes(b, run.fields, coding, c.Records)
@@ -312,10 +326,10 @@ func drainSnapshot(b *testing.B, ctx context.Context, s *device.Session, fields 
 }
 
 // firmwareRecords are the records of recs outside the board's testbench.
-func firmwareRecords(board *elf.Board, recs []sample.Record) []sample.Record {
+func firmwareRecords(b *board.Board, recs []sample.Record) []sample.Record {
 	var firmware []sample.Record
 	for _, r := range recs {
-		if kind, _ := board.Classify(r.PC, nil); kind != elf.KindTestbench {
+		if kind, _ := b.Classify(r.PC, nil); kind != board.KindTestbench {
 			firmware = append(firmware, r)
 		}
 	}

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	pprof "github.com/google/pprof/profile"
 
@@ -79,8 +81,23 @@ func TestGoldenOutputs(t *testing.T) {
 	outFile := func(name string) string { return filepath.Join(out, name) }
 	// sim: the hand-made trace of sim_test.go over the same firmware, in a
 	// cache of two lines so that its functions evict each other.
-	simArgs := append([]string{"sim", "--unit", "nonleaf", "--warmup", "1", "--units", "20", "--icache-size", "64",
-		"--icache-ways", "1", newSimFixture(t, r.fw.BuildID(t)).trace}, build...)
+	simArgs := slices.Clip(append([]string{"sim", "--unit", "nonleaf", "--warmup", "1", "--units", "20", "--icache-size", "64",
+		"--icache-ways", "1", newSimFixture(t, r.fw.BuildID(t)).trace}, build...))
+	// The capture the board would take, as sim models it, at a clock slow
+	// enough for the short trace to hold samples; the time it was modelled
+	// at is set to a fixed one (the only figure of it that varies).
+	model := outFile("model.tcmcap")
+	if code, _, stderr := tcmprof(append(simArgs, "--capture", model, "--clock", "6000000", "--rate", "100000")...); code != 0 {
+		t.Fatalf("sim --capture: exit %d: %s", code, stderr)
+	}
+	modelled, err := sample.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modelled.Host.Time = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	if err := sample.WriteFile(model, modelled); err != nil {
+		t.Fatal(err)
+	}
 	// Captures whose figures mean nothing as they stand (issue 26): no
 	// samples; all of them outside the image although the build-ids
 	// agree; some in code the board has no memory region for (remapped.dts
@@ -110,7 +127,10 @@ func TestGoldenOutputs(t *testing.T) {
 		{"rank.txt", append([]string{"rank", r.before}, build...), "", 0, false},
 		{"rank.json", append([]string{"rank", "--json", r.before}, build...), "", 0, false},
 		{"plan.txt", append([]string{"plan", r.before, "--budget", "4K", "--format", "json", "-o", outFile("plan.json"),
-			"--format", "ld", "-o", outFile("itcm.ld"), "--format", "list", "-o", outFile("plan.list")}, build...), "", 0, false},
+			"--format", "ld", "-o", outFile("itcm.ld"), "--format", "list", "-o", outFile("plan.list"),
+			"--format", "curve", "-o", outFile("curve.txt"), "--svg", outFile("curve.svg")}, build...), "", 0, false},
+		{"plan.curve", nil, outFile("curve.txt"), 0, false},
+		{"plan-curve.svg", nil, outFile("curve.svg"), 0, false},
 		{"plan.json", nil, outFile("plan.json"), 0, false},
 		{"plan.ld", nil, outFile("itcm.ld"), 0, false},
 		{"plan.list", nil, outFile("plan.list"), 0, false},
@@ -127,6 +147,9 @@ func TestGoldenOutputs(t *testing.T) {
 		{"symbolize.json", []string{"symbolize", "--json", "--elf", r.fw.ELF, hexAddr(r.fw.Find(t, "hash_buf", `^eor`, 0)), "0x70000000"}, "", 0, false},
 		{"sim.txt", simArgs, "", 0, false},
 		{"sim.json", append(simArgs, "--json"), "", 0, false},
+		{"sim-model.tcmcap", nil, model, 0, false},
+		{"sim-model-info.txt", []string{"info", model}, "", 0, false},
+		{"sim-model-report.txt", append([]string{"report", model}, build...), "", 0, false},
 		{"report-empty.txt", append([]string{"report", empty}, build...), "", 0, true},
 		{"report-outside.txt", append([]string{"report", outside}, build...), "", 0, true},
 		{"report-empty.json", append([]string{"report", "--json", empty}, build...), "", 0, false},
@@ -136,6 +159,13 @@ func TestGoldenOutputs(t *testing.T) {
 		{"report-unmapped.txt", append([]string{"report", unmapped}, remapped...), "", 0, true},
 		{"report-mix.txt", append([]string{"report", echo + ":3", bulk + ":1"}, build...), "", 0, true},
 		{"plan-mix.txt", append([]string{"plan", echo + ":3", bulk + ":1", "--budget", "256", "--min-samples", "1"}, build...), "", 0, true},
+		{"rank-mix.txt", append([]string{"rank", echo + ":3", bulk + ":1"}, build...), "", 0, false},
+		// --wide: every column, names with their source paths, one line
+		// per sentence (what the 80-column text leaves out).
+		{"report-wide.txt", append([]string{"report", "--wide", r.before}, build...), "", 0, false},
+		{"rank-wide.txt", append([]string{"rank", "--wide", r.before}, build...), "", 0, false},
+		{"plan-wide.txt", append([]string{"plan", "--wide", r.before, "--budget", "4K"}, build...), "", 0, false},
+		{"plan-mix-wide.txt", append([]string{"plan", "--wide", echo + ":3", bulk + ":1", "--budget", "256", "--min-samples", "1"}, build...), "", 0, false},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var got []byte
@@ -144,7 +174,12 @@ func TestGoldenOutputs(t *testing.T) {
 				if code != tc.code {
 					t.Fatalf("%s: exit %d, want %d\n%s", strings.Join(tc.args, " "), code, tc.code, stderr)
 				}
-				got = []byte(stdout)
+				got = []byte(strings.ReplaceAll(stdout, out, "$OUT"))
+				// Standard output only: warnings and errors on standard
+				// error are one line each, for a terminal to wrap.
+				if fitsEighty(tc.args) {
+					checkFits(t, strings.Join(tc.args[:1], " "), stdout)
+				}
 				if tc.stderr {
 					got = []byte(strings.ReplaceAll(stderr+stdout, out, "$OUT"))
 				}
@@ -153,6 +188,9 @@ func TestGoldenOutputs(t *testing.T) {
 				if got, err = os.ReadFile(tc.file); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if tc.golden == "plan.curve" {
+				checkFits(t, "plan --format curve", string(got))
 			}
 			if strings.HasSuffix(tc.file, ".pb.gz") {
 				got = profileText(t, got, r.fw.Dir)
@@ -168,24 +206,39 @@ func TestGoldenOutputs(t *testing.T) {
 	}
 }
 
-// TestGoldenOutputsWithoutAToolchain pins what needs no firmware built:
-// info reads the checked-in capture of sample/testdata, so it runs where
-// arm-none-eabi-gcc is missing (issue 27 §5), unlike TestGoldenOutputs.
+// TestGoldenOutputsWithoutAToolchain pins what needs no firmware built,
+// so it runs where arm-none-eabi-gcc is missing (issue 27 §5), unlike
+// TestGoldenOutputs: info reads the checked-in capture of sample/testdata,
+// and bench compare the two udp-echo runs of loadtest/testdata (whose
+// table, CSV and SVG loadtest's TestRunOutputs pins).
 func TestGoldenOutputsWithoutAToolchain(t *testing.T) {
 	demo := filepath.Join("..", "sample", "testdata", "v1.0-qemu-demo.tcmcap")
+	stock, itcm := filepath.Join("..", "loadtest", "testdata", "stock.json"), filepath.Join("..", "loadtest", "testdata", "itcm.json")
+	compareSVG := filepath.Join(t.TempDir(), "compare.svg")
 	for _, tc := range []struct {
 		golden string
-		args   []string
+		args   []string // nil: the file an earlier command wrote
+		file   string
 	}{
-		{"info.txt", []string{"info", demo}},
-		{"info.json", []string{"info", "--json", demo}},
+		{"info.txt", []string{"info", demo}, ""},
+		{"info.json", []string{"info", "--json", demo}, ""},
+		{"bench-compare.txt", []string{"bench", "compare", stock, itcm, "--svg", compareSVG}, ""},
+		{"bench-compare.svg", nil, compareSVG},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			code, stdout, stderr := tcmprof(tc.args...)
-			if code != 0 {
-				t.Fatalf("%s: exit %d\n%s", strings.Join(tc.args, " "), code, stderr)
+			got, err := os.ReadFile(tc.file)
+			if tc.args != nil {
+				var code int
+				var stdout, stderr string
+				if code, stdout, stderr = tcmprof(tc.args...); code != 0 {
+					t.Fatalf("%s: exit %d\n%s", strings.Join(tc.args, " "), code, stderr)
+				}
+				got, err = []byte(stdout), nil
 			}
-			golden.Check(t, filepath.Join("testdata", "golden", tc.golden), []byte(stdout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, filepath.Join("testdata", "golden", tc.golden), got)
 		})
 	}
 }

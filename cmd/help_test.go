@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -119,10 +118,6 @@ func TestHelpFitsEightyColumns(t *testing.T) {
 		if code != 0 || stdout == "" {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
 		}
-		for _, line := range strings.Split(stdout, "\n") {
-			if n := utf8.RuneCountInString(line); n > 80 {
-				t.Errorf("%q --help has a %d-column line: %q", c.CommandPath(), n, line)
-			}
-		}
+		checkFits(t, c.CommandPath()+" --help", stdout)
 	}
 }

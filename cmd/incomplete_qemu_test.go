@@ -88,9 +88,13 @@ func TestIncompleteCaptureOnQEMUDemo(t *testing.T) {
 		t.Fatalf("report: exit %d\n%s", code, stderr)
 	}
 	checkWarned("report", stderr)
-	t.Logf("report:\n%s", strings.Join(strings.SplitN(stdout, "\n", 4)[:3], "\n"))
-	if second := strings.Split(stdout, "\n")[1]; !strings.HasPrefix(second, "warning: ") || !wantWarning.MatchString(strings.TrimPrefix(second, "warning: ")) {
-		t.Errorf("the report's second line is not the warning:\n%s", stdout)
+	// The report's first paragraph is its first sentence and then the
+	// warning, each wrapped to 80 columns (continuation lines indented).
+	head, _, _ := strings.Cut(stdout, "\n\n")
+	t.Logf("report:\n%s", head)
+	sentences := strings.Split(strings.ReplaceAll(head, "\n  ", " "), "\n")
+	if len(sentences) != 2 || !strings.HasPrefix(sentences[1], "warning: ") || !wantWarning.MatchString(strings.TrimPrefix(sentences[1], "warning: ")) {
+		t.Errorf("the report's second sentence is not the warning:\n%s", stdout)
 	}
 	code, stdout, stderr = tcmprof(append([]string{"report", "--json", capture}, image...)...)
 	var doc struct{ Missing *sample.Gaps }

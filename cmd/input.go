@@ -18,6 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/place/imageinput"
 	"github.com/tcmprof/tcmprof/profile"
@@ -51,7 +53,7 @@ func (o *inputOptions) addImageFlags(c *cobra.Command, elfHelp string) {
 	f.StringVar(&o.buildDir, "build-dir", "", "a west build directory: reads zephyr/zephyr.elf, zephyr.map, zephyr.dts and .config from it")
 	f.StringVar(&o.mapPath, "map", "", "GNU ld map file, for library labels (default: zephyr/zephyr.map in --build-dir)")
 	f.StringVar(&o.dtsPath, "dts", "", "Zephyr devicetree (zephyr.dts) giving the memory regions (default: from --build-dir)")
-	f.StringVar(&o.board, "board", "", "board for memory regions and I-cache: "+fmt.Sprint(elf.BoardNames())+" (default: CONFIG_BOARD from --build-dir's .config, else teensy41)")
+	f.StringVar(&o.board, "board", "", "board for memory regions and I-cache: "+fmt.Sprint(board.Names())+" (default: CONFIG_BOARD from --build-dir's .config, else teensy41)")
 }
 
 // sources are the build outputs the inputs name, after --build-dir has
@@ -100,7 +102,7 @@ func (o *inputOptions) options(src sources) (profile.Options, error) {
 		if name, err := configBoard(src.config); err != nil {
 			return opts, err
 		} else if name != "" {
-			if _, err := elf.BoardByName(name); err == nil {
+			if _, err := board.ByName(name); err == nil {
 				boardName = name
 			}
 		}
@@ -108,7 +110,7 @@ func (o *inputOptions) options(src sources) (profile.Options, error) {
 	if boardName == "" {
 		boardName = "teensy41"
 	}
-	b, err := elf.BoardByName(boardName)
+	b, err := board.ByName(boardName)
 	if err != nil {
 		return opts, err
 	}
@@ -117,7 +119,7 @@ func (o *inputOptions) options(src sources) (profile.Options, error) {
 		if err != nil {
 			return opts, err
 		}
-		fromDTS, err := elf.ReadZephyrDTS(f)
+		fromDTS, err := board.ReadZephyrDTS(f)
 		f.Close()
 		if err != nil {
 			return opts, fmt.Errorf("%s: %w", src.dts, err)
@@ -329,7 +331,7 @@ func printWarnings(w io.Writer, warnings []string) {
 // openImage opens the ELF the sources name and checks that m, the map
 // file's contents when there is one, comes from the same link: a map of
 // another build would label and plan every address wrongly without a word.
-func openImage(src sources, m *elf.Map) (*elf.Image, error) {
+func openImage(src sources, m *mapfile.Map) (*elf.Image, error) {
 	img, err := elf.Open(src.elf)
 	if err != nil {
 		return nil, err
@@ -343,13 +345,13 @@ func openImage(src sources, m *elf.Map) (*elf.Image, error) {
 }
 
 // readMap parses a GNU ld map file.
-func readMap(path string) (*elf.Map, error) {
+func readMap(path string) (*mapfile.Map, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m, err := elf.ParseMap(bufio.NewReader(f))
+	m, err := mapfile.Parse(bufio.NewReader(f))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

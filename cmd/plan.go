@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tcmprof/tcmprof/internal/atomicfile"
+	"github.com/tcmprof/tcmprof/internal/texttable"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
@@ -34,6 +35,7 @@ type planOptions struct {
 	minSamples int
 	objective  string
 	simJSON    string
+	wide       bool
 
 	// Set by validate: the layout the formats need and the budget in
 	// bytes (-1: all the free ITCM).
@@ -59,12 +61,15 @@ func newPlanCmd(s Streams, runF func(*planOptions, Streams) error) *cobra.Comman
 counting what each choice really costs there: alignment padding as GNU ld
 lays the sections out, and the long-branch veneers that calls between ITCM
 and flash need. --objective says what the choice maximises:
-  samples  the busy samples moved, exactly (knapsack; the default)
-  stalls   the fewest instruction-fetch stalls predicted from the samples:
-           samples piled on the first instruction of a cache line are fill
-           stalls, and the code left in flash is relinked in the
-           prediction to see which cache sets stay over-subscribed
-           (docs/placement.md)
+  stalls   the fewest instruction-fetch stalls predicted from the samples
+           (the default): samples piled on the first instruction of a
+           cache line are fill stalls, and the code left in flash is
+           relinked to predict each cache set; of five plans (the samples
+           one, density-greedy, two stalls rankings and a search that sees
+           two functions thrashing one set) it keeps the samples plan
+           unless another is predicted better by more than the sampling
+           error, and says which (docs/placement.md)
+  samples  the busy samples moved, exactly (knapsack)
   density  busy samples per byte, densest first (greedy)
   misses   line fills per byte as tcmprof sim measured them on this image
            (--sim-json): the reference the others are judged against
@@ -72,7 +77,8 @@ It prints the predicted ITCM use, the share of busy samples covered, the
 stall samples the plan is predicted to remove (and the cycles per unit of
 work, for a capture tcmprof sim modelled), the plan against the greedy
 samples-per-byte baseline, and the benefit over a range of budgets (--svg
-draws it).
+draws it), within 80 columns: functions named without their source paths,
+which --wide adds (with greedy's bytes in the curve, and unwrapped lines).
 
 Never planned: the board's boot-critical functions and everything they call
 before ITCM is filled (in a boot function that calls the board's ITCM copy
@@ -145,6 +151,7 @@ workload's busy samples it moves.`,
 	f.StringVar(&o.svg, "svg", "", "draw the benefit curve (busy samples moved and predicted cycles against budget) as SVG")
 	f.IntVar(&o.minSamples, "min-samples", place.DefaultMinSamples, "fewest busy samples a function needs to be planned")
 	f.StringVar(&o.objective, "objective", string(place.DefaultObjective), "what the plan maximises: "+objectiveNames())
+	addWideFlag(c, &o.wide)
 	f.StringVar(&o.simJSON, "sim-json", "", "a \"tcmprof sim --json\" result of this image: the line fills the misses objective ranks by")
 	return c
 }
@@ -246,7 +253,7 @@ func runPlan(o *planOptions, s Streams) error {
 		if o.outputs[i] == stdoutName {
 			continue
 		}
-		if skips[i], err = writePlan(files.Add, o.outputs[i], format, plan); err != nil {
+		if skips[i], err = o.writePlan(files.Add, o.outputs[i], format, plan); err != nil {
 			return err
 		}
 	}
@@ -262,7 +269,7 @@ func runPlan(o *planOptions, s Streams) error {
 	for i, format := range o.formats {
 		if o.outputs[i] == stdoutName {
 			toStdout := func(path string, write func(io.Writer) error) error { return writeOutput(s, path, write) }
-			if skips[i], err = writePlan(toStdout, stdoutName, format, plan); err != nil {
+			if skips[i], err = o.writePlan(toStdout, stdoutName, format, plan); err != nil {
 				return err
 			}
 		}
@@ -276,7 +283,7 @@ func runPlan(o *planOptions, s Streams) error {
 			}
 		}
 	}
-	if err := place.WriteSummary(summary, plan); err != nil {
+	if err := place.WriteSummary(summary, plan, o.wide); err != nil {
 		return err
 	}
 	if len(o.captures) > 1 {
@@ -291,7 +298,9 @@ func runPlan(o *planOptions, s Streams) error {
 // (mix), not the build opened again.
 func (o *planOptions) writeWorkloadGains(w io.Writer, plan *place.Plan, mix *profile.Symbolized) error {
 	fmt.Fprintln(w, "\nby workload (busy samples of each capture in the planned functions):")
-	for _, a := range o.captures {
+	t := texttable.New("  ", "moved", "of busy", "weight", "capture")
+	names := o.captureNames()
+	for i, a := range o.captures {
 		c, err := sample.ReadFile(a.path)
 		if err != nil {
 			return err
@@ -314,9 +323,26 @@ func (o *planOptions) writeWorkloadGains(w io.Writer, plan *place.Plan, mix *pro
 		if busy > 0 {
 			share = float64(moved) / float64(busy)
 		}
-		fmt.Fprintf(w, "  %7s of %6d  %s  weight %g\n", wording.Percent(share), busy, a.path, a.weight)
+		t.Row(names[i], wording.Percent(share), fmt.Sprint(busy), fmt.Sprintf("%g", a.weight))
 	}
-	return nil
+	return t.Write(w, texttable.Limit(o.wide))
+}
+
+// captureNames names the captures of a mix in a table: by their file
+// names, unless two have one name or --wide asks for the paths given.
+func (o *planOptions) captureNames() []string {
+	names, paths := make([]string, len(o.captures)), make([]string, len(o.captures))
+	seen := make(map[string]bool)
+	unique := !o.wide
+	for i, a := range o.captures {
+		names[i], paths[i] = filepath.Base(a.path), a.path
+		unique = unique && !seen[names[i]]
+		seen[names[i]] = true
+	}
+	if !unique {
+		return paths
+	}
+	return names
 }
 
 // plannedAt reports whether addr lies in a function the plan moves.
@@ -414,7 +440,7 @@ func confPath(out, format string) []string {
 // writePlan writes the output in format to path through put (a file of
 // an atomicfile.Set, or standard output), with the Kconfig fragment beside
 // a zephyr one.
-func writePlan(put func(path string, write func(io.Writer) error) error, path, format string, p *place.Plan) ([]linker.Skip, error) {
+func (o *planOptions) writePlan(put func(path string, write func(io.Writer) error) error, path, format string, p *place.Plan) ([]linker.Skip, error) {
 	var skipped []linker.Skip
 	err := put(path, func(w io.Writer) error {
 		var err error
@@ -424,7 +450,7 @@ func writePlan(put func(path string, write func(io.Writer) error) error, path, f
 		case formatList:
 			return linker.WriteList(w, p)
 		case formatCurve:
-			return place.WriteCurveTable(w, p.Curve, p.CyclesPerUnit)
+			return place.WriteCurveTable(w, p.Curve, p.CyclesPerUnit, o.wide)
 		case formatLD:
 			skipped, err = linker.RenderLD(w, p)
 		case formatZephyr:

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
@@ -296,7 +297,7 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		board, err := elf.BoardByName("qemu-demo")
+		board, err := board.ByName("qemu-demo")
 		if err != nil {
 			t.Fatal(err)
 		}

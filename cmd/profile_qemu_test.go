@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/tcmprof/tcmprof/profile/profiletest"
@@ -49,6 +50,27 @@ func TestReportOnQEMUDemo(t *testing.T) {
 	}
 	if doc.LR.Records != doc.Samples || doc.LR.Accepted == 0 {
 		t.Errorf("LR: %d of %d accepted", doc.LR.Accepted, doc.LR.Records)
+	}
+
+	// Issue 26 §9: the text of report, rank and plan fits 80 columns with
+	// the demo's real names (net_if_ipv4_select_src_addr, statics of one
+	// name in several files, a plain .text Zephyr can not move), every row
+	// listed, alone and in a mix.
+	build := []string{"--elf", elfPath, "--map", mapPath, "--board", "qemu-demo"}
+	for _, args := range [][]string{
+		{"report", "--top", "0", capture},
+		{"rank", "--top", "0", capture},
+		{"plan", capture},
+		{"plan", capture, "--format", "zephyr", "-o", filepath.Join(dir, "itcm.cmake")},
+		{"report", capture + ":3", capture + ":1"},
+		{"rank", capture + ":3", capture + ":1"},
+		{"plan", capture + ":3", capture + ":1", "--budget", "8K"},
+	} {
+		code, stdout, stderr := tcmprof(append(args, build...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		checkFits(t, strings.Join(args, " "), stdout)
 	}
 
 	out := filepath.Join(dir, "demo.pb.gz")

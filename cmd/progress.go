@@ -5,7 +5,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -38,33 +37,33 @@ type progress struct {
 	next  time.Time // when the next plain line may be written
 }
 
-func newProgress(w io.Writer) *progress {
-	return &progress{bars: terminalProgress(w), w: w, every: progressLines}
+// newProgress shows progress on w, bars when tty says w is a terminal
+// (Streams.ErrTTY).
+func newProgress(w io.Writer, tty bool) *progress {
+	p := &progress{w: w, every: progressLines}
+	if tty {
+		// Cursor movements whether or not w's descriptor is a terminal:
+		// a test's buffer stands for one.
+		p.bars = mpb.New(mpb.WithConsoleWriter(terminal{cupwriter.New(w, true)}), mpb.WithWidth(40))
+	}
+	return p
 }
 
-// terminalProgress is the mpb container on w when w is a terminal; nil
-// otherwise.
-func terminalProgress(w io.Writer) *mpb.Progress {
-	f, ok := w.(*os.File)
-	if !ok {
-		return nil
-	}
-	cw := cupwriter.New(f, false)
-	if !cw.IsTerminal() {
-		return nil
-	}
-	return mpb.New(mpb.WithConsoleWriter(sizedConsole{cw}), mpb.WithWidth(40))
-}
+// terminal is the console the bars are drawn on: a terminal, as the
+// caller said, that never reports 0 columns or rows.
+type terminal struct{ *cupwriter.Writer }
 
-// sizedConsole is a terminal that never reports 0 columns or rows.
-type sizedConsole struct{ *cupwriter.Writer }
+func (c terminal) IsTerminal() bool { return true }
 
-func (c sizedConsole) GetTermSize() (width, height int, err error) {
-	width, height, err = c.Writer.GetTermSize()
-	if err != nil || width <= 0 || height <= 0 {
-		return defaultColumns, defaultRows, nil
+// GetTermSize is the terminal's size, or the default one where it reports
+// none (a pty nobody sized) or is a test's buffer.
+func (c terminal) GetTermSize() (width, height int, err error) {
+	if c.Writer.IsTerminal() {
+		if width, height, err = c.Writer.GetTermSize(); err == nil && width > 0 && height > 0 {
+			return width, height, nil
+		}
 	}
-	return width, height, nil
+	return defaultColumns, defaultRows, nil
 }
 
 // line writes a plain progress line (no bars only), at most one per

@@ -15,6 +15,7 @@ type rankOptions struct {
 	input    inputOptions
 	tableFlags
 	minSamples int
+	wide       bool
 }
 
 func newRankCmd(s Streams, runF func(*rankOptions, Streams) error) *cobra.Command {
@@ -23,10 +24,13 @@ func newRankCmd(s Streams, runF func(*rankOptions, Streams) error) *cobra.Comman
 		Use:   "rank (--elf FILE | --build-dir DIR) [--map FILE] CAPTURE...",
 		Short: "Rank functions by busy samples per byte, the ITCM placement key",
 		Long: `rank lists the functions that have busy samples, densest first (busy samples
-per byte of code): samples, share of busy samples with its 95 % Wilson
-interval, size (the input section's, which is what moves), samples per byte,
-memory region and library. Functions with fewer than --min-samples samples are
-listed but marked: their density is mostly noise, and plan leaves them out.
+per byte of code): samples, share of busy samples, size (the input
+section's, which is what moves), samples per byte and memory region; --wide
+adds the share's 95 % Wilson interval, the library and each function's
+source path (the text otherwise fits 80 columns, naming a source only where
+two functions share a name). Functions with fewer than --min-samples samples
+are listed last, under a line saying so: their density is mostly noise, and
+plan leaves them out.
 
 Samples are classified busy or idle exactly as by "tcmprof report".
 
@@ -47,6 +51,7 @@ without a weight weighs 1).`,
 	}
 	o.input.addFlags(c)
 	o.tableFlags.add(c, "functions")
+	addWideFlag(c, &o.wide)
 	c.Flags().IntVar(&o.minSamples, "min-samples", place.DefaultMinSamples, "fewest busy samples a function needs to be ranked")
 	return c
 }
@@ -71,7 +76,7 @@ func runRank(o *rankOptions, s Streams) error {
 		return writeRankJSON(s.Out, rows)
 	}
 	fmt.Fprintf(s.Out, "%d busy samples\n\n", in.BusySamples)
-	return place.WriteRankTable(s.Out, rows)
+	return place.WriteRankTable(s.Out, rows, o.wide)
 }
 
 // rankJSON is one row of rank --json.

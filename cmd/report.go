@@ -12,6 +12,7 @@ type reportOptions struct {
 	input    inputOptions
 	tableFlags
 	icache cacheFlags
+	wide   bool
 }
 
 // cacheFlags override the board's I-cache geometry.
@@ -49,9 +50,13 @@ func newReportCmd(s Streams, runF func(*reportOptions, Streams) error) *cobra.Co
 		Short: "Busy/idle, busy share per region, library, function; I-cache use",
 		Long: `report prints what a capture says about where the time goes: total, busy and
 idle samples; the busy share per memory region, per library (with a map file)
-and per function, with samples per byte and 95 % Wilson intervals; and the
-I-cache footprint of the busy samples in flash (distinct lines against the
-cache size, and sets that hold more lines than ways).
+and per function, with 95 % Wilson intervals; and the I-cache footprint of
+the busy samples in flash (distinct lines against the cache size, and sets
+that hold more lines than ways).
+
+The text fits 80 columns: long function names are cut in the middle, and
+the function table leaves out samples per byte and the library, which
+--wide adds (with whole names and unwrapped lines); --json has everything.
 
 Several captures of one image, each of a workload, mix by the share of the
 time each takes: CAPTURE:WEIGHT, e.g. echo.tcmcap:3 bulk.tcmcap:1 (a capture
@@ -71,6 +76,7 @@ without a weight weighs 1).`,
 	o.input.addFlags(c)
 	o.icache.add(c)
 	o.tableFlags.add(c, "functions")
+	addWideFlag(c, &o.wide)
 	return c
 }
 
@@ -83,5 +89,5 @@ func runReport(o *reportOptions, s Streams) error {
 	if o.json {
 		return profile.WriteJSON(s.Out, a)
 	}
-	return profile.WriteReport(s.Out, a, profile.ReportOptions{Top: o.top})
+	return profile.WriteReport(s.Out, a, profile.ReportOptions{Top: o.top, Wide: o.wide})
 }

@@ -33,7 +33,10 @@
 // the work, with all I/O through s. runF is nil except in tests, which pass
 // one to get the parsed options without running anything: flag tests need
 // no firmware build and no device. NewRootCmd lists every command; adding a
-// command is its file plus one line there.
+// command is its file plus one line there. What a terminal changes (bars,
+// top's screen) follows Streams' OutTTY and ErrTTY, never the file
+// descriptors: a test sets them, and Streams.Screen, to see what a user at a
+// terminal sees without a pty.
 package cmd
 
 import (
@@ -45,8 +48,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gdamore/tcell/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/tcmprof/tcmprof/internal/atomicfile"
 )
@@ -54,15 +59,27 @@ import (
 // Version is set at build time with -ldflags "-X github.com/tcmprof/tcmprof/cmd.Version=...".
 var Version = "dev"
 
-// Streams is the I/O a command may use; tests inject buffers.
+// Streams is the I/O a command may use, and whether a user's terminal is
+// at the other end; tests inject buffers, and fake a terminal by setting
+// the flags (as cli/cli's IOStreams does).
 type Streams struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
+	// OutTTY and ErrTTY say that Out and Err are terminals: top draws its
+	// interactive screen then, capture and bench draw progress bars on
+	// Err. StdStreams sets them from the file descriptors.
+	OutTTY, ErrTTY bool
+	// Screen opens the terminal top's interactive view takes over; nil:
+	// the process's own (tcell.NewScreen). Tests give a simulated one.
+	Screen func() (tcell.Screen, error)
 }
 
 // StdStreams returns the process's standard streams.
-func StdStreams() Streams { return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
+func StdStreams() Streams {
+	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		OutTTY: term.IsTerminal(int(os.Stdout.Fd())), ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))}
+}
 
 // Main runs tcmprof with args and returns the process exit code. Every error
 // is printed as one line on s.Err; nothing panics out of here.
@@ -213,6 +230,12 @@ type tableFlags struct {
 func (f *tableFlags) add(c *cobra.Command, rows string) {
 	c.Flags().BoolVar(&f.json, "json", false, "print JSON instead of tables")
 	c.Flags().IntVar(&f.top, "top", 30, rows+" to list (0 = all)")
+}
+
+// addWideFlag adds --wide to a command whose text fits 80 columns by
+// leaving columns out and cutting long names.
+func addWideFlag(c *cobra.Command, wide *bool) {
+	c.Flags().BoolVar(wide, "wide", false, "every column, whole names, lines as long as they are")
 }
 
 func (f *tableFlags) validate() error {

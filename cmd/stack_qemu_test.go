@@ -13,6 +13,7 @@ import (
 	pprof "github.com/google/pprof/profile"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -209,12 +210,12 @@ func vectorHandler(t *testing.T, img *elf.Image, n uint32) string {
 // that calls (or tail-calls) the function of the location below it.
 func checkCallEdges(t *testing.T, img *elf.Image, p *pprof.Profile) {
 	t.Helper()
-	ranges := elf.FuncRanges(img.Functions())
-	calls, err := elf.CallEdges(img.File(), ranges)
+	ranges := thumb.FuncRanges(img.Functions())
+	calls, err := thumb.CallEdges(img.File(), ranges)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tails, err := elf.TailCalls(img.File(), ranges)
+	tails, err := thumb.TailCalls(img.File(), ranges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +289,7 @@ func tailCallsThroughRegister(img *elf.Image, addr uint32) bool {
 
 // isCallThroughRegister reports whether site holds a BLX Rm.
 func isCallThroughRegister(img *elf.Image, site uint32) bool {
-	got, ok := elf.CallSite(img.Bytes, (site+2)|1)
+	got, ok := thumb.CallSite(img.Bytes, (site+2)|1)
 	return ok && got == site
 }
 

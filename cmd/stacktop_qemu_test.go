@@ -24,7 +24,7 @@ import (
 // in send_data) lose a return address that lies between the sample's 32
 // words and the 32 below the top, in a frame that does not live as long
 // as the thread (host_main calls run_burst from two lines), so neither
-// source may supply it (elf.UnwindThread).
+// source may supply it (unwind.Unwinder.UnwindThread).
 func TestStackTopsCompleteStacksOnQEMUDemo(t *testing.T) {
 	dir, elfPath, mapPath, capture := bootAndCapture(t, "tops.tcmcap",
 		"--fields", "pc,ctx,stack", "--mode", "stream", "--rate", "2000", "--samples", "4000")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
 )
 
 type symbolizeOptions struct {
@@ -246,7 +247,7 @@ type answerWorker struct {
 	json, noDemangle bool
 	// quoted caches each function and file name as a JSON string.
 	quoted map[string][]byte
-	frames []elf.Frame
+	frames []dwarfline.Frame
 }
 
 func newSymbolPrinter(out *bufio.Writer, json, noDemangle bool) *symbolPrinter {
@@ -323,14 +324,14 @@ func (p *symbolPrinter) answerBad(line []byte, why error) {
 	p.out.Write(append(b, '\n'))
 }
 
-func (w *answerWorker) name(f elf.Frame) string {
+func (w *answerWorker) name(f dwarfline.Frame) string {
 	if w.noDemangle && f.Mangled != "" {
 		return f.Mangled
 	}
 	return f.Function
 }
 
-func (w *answerWorker) render(b []byte, addr uint32, frames []elf.Frame) []byte {
+func (w *answerWorker) render(b []byte, addr uint32, frames []dwarfline.Frame) []byte {
 	if w.json {
 		b = append(b, `{"address":"0x`...)
 		b = strconv.AppendUint(b, uint64(addr), 16)

@@ -15,7 +15,7 @@ import (
 )
 
 // buildSymbolizeELF builds one variant of the symbolizer's test firmware
-// (elf/testdata/symbolize) into dir.
+// (internal/armtest/testdata/symbolize) into dir.
 func buildSymbolizeELF(t *testing.T, dir string) string {
 	t.Helper()
 	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-g++", "make"} {
@@ -24,7 +24,7 @@ func buildSymbolizeELF(t *testing.T, dir string) string {
 		}
 	}
 	path := filepath.Join(dir, "O2-dwarf5.elf")
-	out, err := exec.Command("make", "-s", "-C", "../elf/testdata/symbolize", "OUT="+dir, path).CombinedOutput()
+	out, err := exec.Command("make", "-s", "-C", "../internal/armtest/testdata/symbolize", "OUT="+dir, path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("building test firmware: %v\n%s", err, out)
 	}

@@ -6,13 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/tcmprof/tcmprof/live"
 	"github.com/tcmprof/tcmprof/profile"
@@ -218,8 +216,8 @@ func runTop(o *topOptions, s Streams) error {
 	sess.StatusEvery = o.interval
 
 	var viewErr error
-	if !o.batch && isTerminal(s.Out) {
-		viewErr = runTopScreen(r, interrupt)
+	if !o.batch && s.OutTTY {
+		viewErr = runTopScreen(r, s, interrupt)
 	} else {
 		sess.OnLog = func(line string) {
 			if !o.quiet {
@@ -345,10 +343,4 @@ func (r *topRun) finish(s Streams) error {
 		kept = fmt.Sprintf("%s holds the %d records that arrived", r.o.out, len(c.Records))
 	}
 	return fmt.Errorf("%v; %s", inc.Cause, kept)
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

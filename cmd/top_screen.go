@@ -54,8 +54,12 @@ func newNote(text string, log bool) *noteEvent {
 // runTopScreen takes over the terminal, starts the run and shows it until
 // q, an interrupt or the end of the stream; the terminal is restored on
 // every way out, panics included.
-func runTopScreen(r *topRun, interrupt <-chan struct{}) error {
-	scr, err := tcell.NewScreen()
+func runTopScreen(r *topRun, s Streams, interrupt <-chan struct{}) error {
+	newScreen := tcell.NewScreen
+	if s.Screen != nil {
+		newScreen = s.Screen
+	}
+	scr, err := newScreen()
 	if err == nil {
 		err = scr.Init()
 	}

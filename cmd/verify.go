@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/place/imageinput"
@@ -63,7 +64,7 @@ func runVerify(o *verifyOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	var m *elf.Map
+	var m *mapfile.Map
 	if src.mapFile != "" {
 		if m, err = readMap(src.mapFile); err != nil {
 			return err
@@ -75,7 +76,7 @@ func runVerify(o *verifyOptions, s Streams) error {
 	}
 	// The ITCM the plan was made for is the one to check against; the
 	// board's other regions only name memories in messages.
-	board := &elf.Board{Name: "plan", Regions: []elf.Region{{Name: "ITCM", Kind: elf.KindITCM, Start: plan.ITCMStart, Size: plan.ITCMSize}}}
+	board := &board.Board{Name: "plan", Regions: []board.Region{{Name: "ITCM", Kind: board.KindITCM, Start: plan.ITCMStart, Size: plan.ITCMSize}}}
 	in, warnings, err := imageinput.Read(imageinput.Sources{Image: img, Map: m, MapPath: src.mapFile, Board: board})
 	if err != nil {
 		return err

@@ -26,9 +26,9 @@ func BuildID(f *goelf.File) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", s.Name, err)
 		}
-		id, found, err := findGNUBuildID(data, f.ByteOrder)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		id, found, msg := findGNUBuildID(data, f.ByteOrder)
+		if msg != "" {
+			return nil, &NoteError{Section: s.Name, Msg: msg}
 		}
 		if found {
 			return id, nil
@@ -38,24 +38,25 @@ func BuildID(f *goelf.File) ([]byte, error) {
 }
 
 // findGNUBuildID walks the notes of one SHT_NOTE section: each is namesz,
-// descsz, type, then name and desc, each padded to 4 bytes.
-func findGNUBuildID(data []byte, order binary.ByteOrder) (id []byte, found bool, err error) {
+// descsz, type, then name and desc, each padded to 4 bytes. malformed
+// says what is wrong with them, "" if nothing is.
+func findGNUBuildID(data []byte, order binary.ByteOrder) (id []byte, found bool, malformed string) {
 	pad := func(n uint32) uint64 { return (uint64(n) + 3) &^ 3 }
 	for len(data) > 0 {
 		if len(data) < 12 {
-			return nil, false, fmt.Errorf("truncated note header (%d bytes)", len(data))
+			return nil, false, fmt.Sprintf("truncated note header (%d bytes)", len(data))
 		}
 		namesz, descsz, typ := order.Uint32(data), order.Uint32(data[4:]), order.Uint32(data[8:])
 		data = data[12:]
 		if pad(namesz)+pad(descsz) > uint64(len(data)) {
-			return nil, false, fmt.Errorf("note of %d+%d bytes overruns its section", namesz, descsz)
+			return nil, false, fmt.Sprintf("note of %d+%d bytes overruns its section", namesz, descsz)
 		}
 		name := data[:namesz]
 		desc := data[pad(namesz) : pad(namesz)+uint64(descsz)]
 		data = data[pad(namesz)+pad(descsz):]
 		if typ == ntGNUBuildID && string(name) == "GNU\x00" {
-			return append([]byte(nil), desc...), true, nil
+			return append([]byte(nil), desc...), true, ""
 		}
 	}
-	return nil, false, nil
+	return nil, false, ""
 }

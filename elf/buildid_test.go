@@ -3,18 +3,22 @@
 package elf
 
 import (
+	"bytes"
 	goelf "debug/elf"
 	"encoding/binary"
 	"encoding/hex"
+	"os"
 	"regexp"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // TestBuildIDAgainstReadelf compares BuildID with `readelf -n` on an image
 // linked with --build-id=sha1, and expects nil from one linked without.
 func TestBuildIDAgainstReadelf(t *testing.T) {
-	e := buildExtras(t)
-	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindStringSubmatch(runTool(t, "arm-none-eabi-readelf", "-n", e.ELF))
+	e := armtest.BuildExtras(t)
+	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindStringSubmatch(armtest.Output(t, "arm-none-eabi-readelf", "-n", e.ELF))
 	if m == nil {
 		t.Fatal("readelf -n shows no build ID; the fixture lost --build-id")
 	}
@@ -41,6 +45,31 @@ func TestBuildIDAgainstReadelf(t *testing.T) {
 	}
 }
 
+// TestBuildIDMalformedNote: a note whose sizes overrun its section is a
+// NoteError naming the section.
+func TestBuildIDMalformedNote(t *testing.T) {
+	data, err := os.ReadFile(armtest.BuildExtras(t).ELF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := goelf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := f.Section(".note.gnu.build-id")
+	if sec == nil {
+		t.Fatal("the fixture lost its build-id note")
+	}
+	binary.LittleEndian.PutUint32(data[sec.Offset+4:], 0x1000) // descsz
+	if f, err = goelf.NewFile(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	id, err := BuildID(f)
+	if ne, ok := err.(*NoteError); !ok || ne.Section != ".note.gnu.build-id" || id != nil {
+		t.Errorf("BuildID = %x, %#v; want a NoteError about .note.gnu.build-id", id, err)
+	}
+}
+
 func TestFindGNUBuildIDMalformed(t *testing.T) {
 	le := binary.LittleEndian
 	note := func(namesz, descsz, typ uint32, rest ...byte) []byte {
@@ -63,9 +92,9 @@ func TestFindGNUBuildIDMalformed(t *testing.T) {
 		{"desc overruns", note(4, 64, 3, 'G', 'N', 'U', 0), "", false, true},
 		{"huge sizes", note(0xffffffff, 0xffffffff, 3), "", false, true},
 	} {
-		id, found, err := findGNUBuildID(tc.data, le)
-		if hex.EncodeToString(id) != tc.id || found != tc.found || (err != nil) != tc.err {
-			t.Errorf("%s: %x, %v, %v", tc.name, id, found, err)
+		id, found, malformed := findGNUBuildID(tc.data, le)
+		if hex.EncodeToString(id) != tc.id || found != tc.found || (malformed != "") != tc.err {
+			t.Errorf("%s: %x, %v, %q", tc.name, id, found, malformed)
 		}
 	}
 }

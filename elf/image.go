@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package elf reads Cortex-M firmware ELFs: functions from the symbol table,
-// PC → inline chain and file:line from DWARF, memory regions, map files and
-// call-frame information. Load reads the symbol table and indexes the DWARF
-// by compile unit; a unit's line program and inline tree are decoded into
-// flat sorted arrays the first time an address falls in it, and lookups are
-// binary searches, so one address costs one unit and millions of samples
-// cost little.
+// Package elf reads Cortex-M firmware ELFs: the image (Load, Bytes), its
+// functions from the symbol table, named as DWARF names them, the inline
+// chain and file:line of a PC (Symbolize), and the build-id. Load reads
+// the symbol table and indexes the DWARF by compile unit (dwarfline); a
+// unit is decoded the first time an address falls in it, so one address
+// costs one unit and millions of samples cost little.
+//
+// The packages below it read the rest of what a build gives:
+// elf/dwarfline the DWARF lines and inline trees, elf/thumb the Thumb-2
+// code (instructions, call sites, the call graph), elf/unwind call stacks
+// through .debug_frame, elf/mapfile GNU ld's map file, elf/board the
+// target's memory map (built in, or from Zephyr's devicetree), and
+// elf/symname GCC's clone suffixes.
 package elf
 
 import (
@@ -17,8 +23,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
+
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
 )
 
 // Image is a loaded firmware ELF. It is safe for concurrent use: what it
@@ -36,12 +43,12 @@ type Image struct {
 	// funcs are sorted by Addr; each one's names and source, which DWARF
 	// decides, are filled in by finishFunction before it is handed out.
 	funcs     []*Function
-	funcSyms  [][]funcSymbol // the symbols at each function's address
-	funcNames []frameName    // frame names of funcs, for addresses DWARF does not cover
+	funcSyms  [][]funcSymbol   // the symbols at each function's address
+	funcNames []dwarfline.Name // frame names of funcs, for addresses DWARF does not cover
 	funcDone  []sync.Once
 	allFuncs  sync.Once // every function finished, for Functions
 
-	dwarf *dwarfIndex // nil without usable DWARF
+	dwarf *dwarfline.Index // nil without usable DWARF
 }
 
 // loadedSection is the file content of one section that occupies target
@@ -70,58 +77,58 @@ func Load(data []byte, name string) (im *Image, err error) {
 	// same one-line error rather than a crash of the whole tool.
 	defer func() {
 		if r := recover(); r != nil {
-			im, err = nil, fmt.Errorf("%s: malformed ELF (%v)", name, r)
+			im, err = nil, &FormatError{Path: name, Msg: fmt.Sprintf("malformed ELF (%v)", r)}
 		}
 	}()
-	if err := checkHeader(data); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if msg := checkHeader(data); msg != "" {
+		return nil, &FormatError{Path: name, Msg: msg}
 	}
 	f, err := goelf.NewFile(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, &FormatError{Path: name, Err: err}
 	}
 	im = &Image{path: name, data: data, file: f}
-	if err := im.loadSections(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if msg := im.loadSections(); msg != "" {
+		return nil, &FormatError{Path: name, Msg: msg}
 	}
 	syms, err := f.Symbols()
 	if err != nil {
 		if errors.Is(err, goelf.ErrNoSymbols) {
-			return nil, fmt.Errorf("%s: no symbol table (stripped ELF?); use the unstripped ELF from the build", name)
+			return nil, &FormatError{Path: name, Msg: "no symbol table (stripped ELF?); use the unstripped ELF from the build"}
 		}
-		return nil, fmt.Errorf("%s: reading the symbol table: %w", name, err)
+		return nil, &FormatError{Path: name, Msg: "reading the symbol table", Err: err}
 	}
 	raw := collectFuncSymbols(f, syms)
-	im.loadDWARF(raw)
+	im.dwarf = dwarfline.New(f, data, raw.dwarfSymbols(), im.warn)
 	im.buildFunctions(raw)
 	return im, nil
 }
 
-// checkHeader rejects what tcmprof cannot use with a precise reason, before
-// debug/elf gives a less specific one.
-func checkHeader(data []byte) error {
+// checkHeader says why tcmprof cannot use data, "" if it can, with a
+// precise reason, before debug/elf gives a less specific one.
+func checkHeader(data []byte) string {
 	if len(data) < 4 || !bytes.Equal(data[:4], []byte(goelf.ELFMAG)) {
-		return errors.New("not an ELF file (bad magic)")
+		return "not an ELF file (bad magic)"
 	}
 	if len(data) < 52 {
-		return fmt.Errorf("truncated: %d bytes is shorter than an ELF header", len(data))
+		return fmt.Sprintf("truncated: %d bytes is shorter than an ELF header", len(data))
 	}
 	switch goelf.Class(data[goelf.EI_CLASS]) {
 	case goelf.ELFCLASS32:
 	case goelf.ELFCLASS64:
-		return errors.New("64-bit ELF; tcmprof reads 32-bit ARM (Cortex-M) firmware only")
+		return "64-bit ELF; tcmprof reads 32-bit ARM (Cortex-M) firmware only"
 	default:
-		return fmt.Errorf("unknown ELF class %d", data[goelf.EI_CLASS])
+		return fmt.Sprintf("unknown ELF class %d", data[goelf.EI_CLASS])
 	}
 	switch goelf.Data(data[goelf.EI_DATA]) {
 	case goelf.ELFDATA2LSB:
 	case goelf.ELFDATA2MSB:
-		return errors.New("big-endian ELF; Cortex-M firmware is little-endian")
+		return "big-endian ELF; Cortex-M firmware is little-endian"
 	default:
-		return fmt.Errorf("unknown ELF data encoding %d", data[goelf.EI_DATA])
+		return fmt.Sprintf("unknown ELF data encoding %d", data[goelf.EI_DATA])
 	}
 	if m := goelf.Machine(binary.LittleEndian.Uint16(data[18:])); m != goelf.EM_ARM {
-		return fmt.Errorf("ELF is for %v, not ARM", m)
+		return fmt.Sprintf("ELF is for %v, not ARM", m)
 	}
 	// GNU ld puts the section headers last: a cut file loses them first.
 	for _, t := range []struct {
@@ -131,22 +138,22 @@ func checkHeader(data []byte) error {
 		end := uint64(binary.LittleEndian.Uint32(data[t.off:])) +
 			uint64(binary.LittleEndian.Uint16(data[t.num:]))*uint64(binary.LittleEndian.Uint16(data[t.size:]))
 		if end > uint64(len(data)) {
-			return fmt.Errorf("truncated: %s need bytes up to %d but the file has %d", t.what, end, len(data))
+			return fmt.Sprintf("truncated: %s need bytes up to %d but the file has %d", t.what, end, len(data))
 		}
 	}
-	return nil
+	return ""
 }
 
 // loadSections checks that every section's contents lie within the file,
-// so that a truncated ELF is reported as such, and indexes the sections
-// that hold target memory.
-func (im *Image) loadSections() error {
+// so that a truncated ELF is reported as such (what it returns, "" if
+// none is), and indexes the sections that hold target memory.
+func (im *Image) loadSections() string {
 	for _, s := range im.file.Sections {
 		if s.Type == goelf.SHT_NOBITS || s.Type == goelf.SHT_NULL {
 			continue
 		}
 		if s.Offset > uint64(len(im.data)) || s.FileSize > uint64(len(im.data))-s.Offset {
-			return fmt.Errorf("truncated: section %s needs bytes up to %d but the file has %d",
+			return fmt.Sprintf("truncated: section %s needs bytes up to %d but the file has %d",
 				s.Name, s.Offset+s.FileSize, len(im.data))
 		}
 		if s.Type == goelf.SHT_PROGBITS && s.Flags&goelf.SHF_ALLOC != 0 && s.Flags&goelf.SHF_COMPRESSED == 0 && s.Size > 0 {
@@ -157,28 +164,7 @@ func (im *Image) loadSections() error {
 		}
 	}
 	sort.SliceStable(im.loaded, func(i, j int) bool { return im.loaded[i].addr < im.loaded[j].addr })
-	return nil
-}
-
-// debugSection returns the contents of the named .debug_* section,
-// decompressed if it is compressed (objcopy --compress-debug-sections,
-// gcc -gz; or the older .zdebug_* form); nil if absent or unreadable.
-func (im *Image) debugSection(name string) []byte {
-	s := im.file.Section(name)
-	if s == nil {
-		s = im.file.Section(".z" + strings.TrimPrefix(name, "."))
-	}
-	if s == nil || s.Type == goelf.SHT_NOBITS {
-		return nil
-	}
-	if s.Flags&goelf.SHF_COMPRESSED == 0 && !strings.HasPrefix(s.Name, ".zdebug_") {
-		return im.data[s.Offset : s.Offset+s.FileSize]
-	}
-	b, err := s.Data()
-	if err != nil {
-		return nil
-	}
-	return b
+	return ""
 }
 
 // Path returns the name the Image was loaded from.

@@ -15,64 +15,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
+	"github.com/tcmprof/tcmprof/internal/armtest"
+
 	"github.com/ianlancetaylor/demangle"
 )
-
-func TestSplitClone(t *testing.T) {
-	for _, tc := range []struct{ name, base, clone string }{
-		{"hash_buf.constprop.0", "hash_buf", ".constprop.0"},
-		{"scaled.isra.0", "scaled", ".isra.0"},
-		{"__sinit.part.0", "__sinit", ".part.0"},
-		{"fatal.cold", "fatal", ".cold"},
-		{"f.isra.0.constprop.1", "f", ".isra.0.constprop.1"},
-		{"g.part.0.cold", "g", ".part.0.cold"},
-		{"h.lto_priv.0", "h", ".lto_priv.0"},
-		{"_ZN3dsp5applyIZ9cpp_entryEUlmE0_EEmT_m.constprop.0", "_ZN3dsp5applyIZ9cpp_entryEUlmE0_EEmT_m", ".constprop.0"},
-		{"main", "main", ""},
-		{"a.b", "a.b", ""},
-		{"x.constprops", "x.constprops", ""},
-		{".cold", ".cold", ""},
-		// GNU ld's veneer to a clone: no clone of its own (Zephyr 4.2).
-		{"__udc_is_initialized.isra.0_veneer", "__udc_is_initialized.isra.0_veneer", ""},
-		{"f.isra.x", "f.isra.x", ""},
-	} {
-		base, clone := SplitClone(tc.name)
-		if base != tc.base || clone != tc.clone {
-			t.Errorf("SplitClone(%q) = %q, %q; want %q, %q", tc.name, base, clone, tc.base, tc.clone)
-		}
-	}
-}
-
-func TestNormalizeClone(t *testing.T) {
-	for in, want := range map[string]string{
-		"":                    "",
-		".constprop.0":        ".constprop.N",
-		".constprop.3.isra.0": ".constprop.N.isra.N",
-		".part.12.cold":       ".part.N.cold",
-		".cold":               ".cold",
-		".lto_priv.0":         ".lto_priv.N",
-		".specialized.1":      ".specialized.N",
-		".constprop.0x":       ".constprop.0x", // not a clone number
-	} {
-		if got := NormalizeClone(in); got != want {
-			t.Errorf("NormalizeClone(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// A board's boot list names functions; a clone of one counts as it, a
-// name that merely has a dot does not.
-func TestBootListsUseTheCloneRule(t *testing.T) {
-	b := &Board{BootCritical: []string{"ResetISR"}, BootCopy: []string{"memcpy"}}
-	for name, want := range map[string]bool{"ResetISR": true, "ResetISR.part.0": true, "ResetISR.isra.0.cold": true, "ResetISR.x": false, "ResetISRx": false} {
-		if got := b.IsBootCritical(name); got != want {
-			t.Errorf("IsBootCritical(%q) = %v", name, got)
-		}
-	}
-	if !b.IsBootCopy("memcpy.constprop.1") || b.IsBootCopy("memcpy.local") {
-		t.Error("IsBootCopy does not follow SplitClone")
-	}
-}
 
 type elfSymbol struct {
 	addr, size uint32
@@ -107,8 +54,8 @@ func readelfSymbols(t *testing.T, path string) []elfSymbol {
 // TestFunctionsMatchReadelf checks every FUNC symbol readelf lists against
 // Functions: present (as Name or alias), Thumb bit cleared, same size.
 func TestFunctionsMatchReadelf(t *testing.T) {
-	symNeedTool(t, "arm-none-eabi-readelf")
-	for _, v := range symVariants {
+	armtest.NeedTools(t, "arm-none-eabi-readelf")
+	for _, v := range armtest.SymbolizeVariants {
 		t.Run(v, func(t *testing.T) {
 			im, path := symOpenVariant(t, v)
 			byName := map[string]*Function{}
@@ -173,7 +120,7 @@ func oneFunction(t *testing.T, im *Image, name string) *Function {
 // the lambda template GCC gives no linkage name.
 func TestFunctionDetails(t *testing.T) {
 	im, path := symOpenVariant(t, "O2-dwarf5")
-	dir, _ := filepath.Abs(symSrcDir)
+	dir, _ := filepath.Abs(armtest.SymbolizeSrc)
 
 	t.Run("clones", func(t *testing.T) {
 		for _, tc := range []struct{ name, base, clone, display string }{
@@ -260,7 +207,7 @@ func TestFunctionDetails(t *testing.T) {
 	})
 
 	t.Run("lambda template without linkage name", func(t *testing.T) {
-		symNeedTool(t, "llvm-symbolizer")
+		armtest.NeedTools(t, "llvm-symbolizer")
 		fn := oneFunction(t, im, "_ZN3dsp5applyIZ9cpp_entryEUlmE_EEmT_m")
 		frames := im.Symbolize(fn.Addr)
 		outer := frames[len(frames)-1]
@@ -334,8 +281,8 @@ func TestSizelessVeneers(t *testing.T) {
 // zlib-compressed, as SHF_COMPRESSED sections or in the older .zdebug_*
 // form, symbolizes every instruction exactly as the original.
 func TestCompressedDebugSections(t *testing.T) {
-	symNeedTool(t, "arm-none-eabi-objcopy")
-	symNeedTool(t, "arm-none-eabi-objdump")
+	armtest.NeedTools(t, "arm-none-eabi-objcopy")
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
 	for _, v := range []string{"O0-dwarf4", "O2-dwarf5"} {
 		for _, format := range []string{"zlib", "zlib-gnu"} {
 			im, path := symOpenVariant(t, v)
@@ -353,7 +300,7 @@ func TestCompressedDebugSections(t *testing.T) {
 			if format == "zlib-gnu" && zim.File().Section(".zdebug_line") == nil {
 				t.Fatal("objcopy made no .zdebug_line")
 			}
-			for _, a := range symInstructionAddrs(t, path) {
+			for _, a := range armtest.InstructionAddrs(t, path) {
 				if got, want := zim.Symbolize(a), im.Symbolize(a); !slices.Equal(got, want) {
 					t.Fatalf("%s %s 0x%x: compressed %+v, original %+v", v, format, a, got, want)
 				}
@@ -365,7 +312,7 @@ func TestCompressedDebugSections(t *testing.T) {
 // TestNoDWARF strips the debug info: functions still come from the symbol
 // table, with a warning and frames without lines.
 func TestNoDWARF(t *testing.T) {
-	symNeedTool(t, "arm-none-eabi-objcopy")
+	armtest.NeedTools(t, "arm-none-eabi-objcopy")
 	_, path := symOpenVariant(t, "O2-dwarf5")
 	stripped := filepath.Join(t.TempDir(), "nodebug.elf")
 	if out, err := exec.Command("arm-none-eabi-objcopy", "--strip-debug", path, stripped).CombinedOutput(); err != nil {
@@ -379,7 +326,7 @@ func TestNoDWARF(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 	fn := oneFunction(t, im, "hash_buf.constprop.0")
-	if f := im.Symbolize(fn.Addr + 4); len(f) != 1 || f[0] != (Frame{Function: "hash_buf", Short: "hash_buf"}) {
+	if f := im.Symbolize(fn.Addr + 4); len(f) != 1 || f[0] != (dwarfline.Frame{Function: "hash_buf", Short: "hash_buf"}) {
 		t.Errorf("frames %+v", f)
 	}
 	fn = oneFunction(t, im, "_ZNK3net2ip5Iface6lookupEm")
@@ -447,6 +394,9 @@ func TestLoadErrors(t *testing.T) {
 			if err.Error() != tc.want {
 				t.Errorf("error %q\n          want %q", err, tc.want)
 			}
+			if fe, ok := err.(*FormatError); !ok || fe.Path != "x.elf" {
+				t.Errorf("error %#v, want a FormatError about x.elf", err)
+			}
 		})
 	}
 
@@ -465,12 +415,12 @@ func TestLoadErrors(t *testing.T) {
 // error, never panic, and a loaded Image must answer lookups.
 func FuzzLoad(f *testing.F) {
 	// The committed seeds (testdata/fuzz/FuzzLoad: tiny, an ELF from
-	// testdata/symbolize/tiny.c, and inputs that once hung) run
-	// everywhere; where the toolchain is present, tiny.elf as built now and
-	// its truncations are added. The big test ELFs are left out: at 200 KB
-	// they slow the fuzzer's minimisation to a crawl.
+	// internal/armtest/testdata/symbolize/tiny.c, and inputs that once
+	// hung) run everywhere; where the toolchain is present, tiny.elf as
+	// built now and its truncations are added. The big test ELFs are left
+	// out: at 200 KB they slow the fuzzer's minimisation to a crawl.
 	if _, err := exec.LookPath("arm-none-eabi-gcc"); err == nil {
-		if data, err := os.ReadFile(filepath.Join(symELFDir(f), "tiny.elf")); err == nil {
+		if data, err := os.ReadFile(filepath.Join(armtest.SymbolizeDir(f), "tiny.elf")); err == nil {
 			f.Add(data)
 			for _, n := range []int{52, 200, len(data) / 2, len(data) - 1} {
 				f.Add(data[:n])
@@ -480,8 +430,8 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		im, err := Load(data, "fuzz.elf")
 		if err != nil {
-			if im != nil || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("bad error %q", err)
+			if _, ok := err.(*FormatError); !ok || im != nil || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("bad error %#v", err)
 			}
 			return
 		}
@@ -501,9 +451,9 @@ func FuzzLoad(f *testing.F) {
 // BenchmarkSymbolize measures lookups on the biggest test image, over
 // every instruction address.
 func BenchmarkSymbolize(b *testing.B) {
-	symNeedTool(b, "arm-none-eabi-objdump")
+	armtest.NeedTools(b, "arm-none-eabi-objdump")
 	im, path := symOpenVariant(b, "O2-dwarf5")
-	addrs := symInstructionAddrs(b, path)
+	addrs := armtest.InstructionAddrs(b, path)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		im.Symbolize(addrs[i%len(addrs)])

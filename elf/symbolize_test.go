@@ -12,106 +12,29 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
+	"github.com/tcmprof/tcmprof/elf/symname"
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // The symbolizer is proven against llvm-symbolizer (and, where llvm is
 // fooled, arm-none-eabi-addr2line) on firmware the test builds itself from
-// testdata/symbolize: every optimisation level and DWARF version in
-// testdata/symbolize/Makefile, every instruction address in the image.
+// internal/armtest/testdata/symbolize: every optimisation level and DWARF
+// version its Makefile builds, every instruction address in the image.
 
-const symSrcDir = "testdata/symbolize"
-
-// symITCMHigh is ITCM_HIGH in testdata/symbolize/Makefile.
-const symITCMHigh = 0x10000000
-
-// symVariants are the ELFs testdata/symbolize/Makefile builds by default:
-// each optimisation level and DWARF version with ITCM code 32 bytes above
-// the origin, and with a C function (.origin) or a C++ method
-// (.cxxorigin) at the origin itself, where the removed functions' DWARF
-// also points.
-var symVariants = func() []string {
-	var vs []string
-	for _, layout := range []string{"", ".origin", ".cxxorigin"} {
-		for _, v := range []string{"O0-dwarf4", "O0-dwarf5", "Os-dwarf4", "Os-dwarf5", "O2-dwarf4", "O2-dwarf5"} {
-			vs = append(vs, v+layout)
-		}
-	}
-	return vs
-}()
-
-var symBuild = &testBuild{
-	prefix: "tcmprof-testelf",
-	src:    symSrcDir,
-	build: func(src, dir string) error {
-		cmd := exec.Command("make", "-s", "-j2", "-C", src, "OUT="+dir, "all")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building test firmware: %v\n%s", err, out)
-		}
-		return nil
-	},
-}
-
-// symELFDir builds the test firmware once per test binary (see testBuild)
-// and returns the directory holding <variant>.elf. The test is skipped only
-// if the cross compiler is missing.
-func symELFDir(t testing.TB) string {
-	t.Helper()
-	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-g++", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (make deps installs it): cannot build the test firmware", tool)
-		}
-	}
-	return symBuild.Dir(t)
-}
-
+// symOpenVariant opens <v>.elf of the symbolizer's test firmware.
 func symOpenVariant(t testing.TB, v string) (*Image, string) {
 	t.Helper()
-	path := filepath.Join(symELFDir(t), v+".elf")
+	path := filepath.Join(armtest.SymbolizeDir(t), v+".elf")
 	im, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return im, path
-}
-
-func symNeedTool(t testing.TB, tool string) {
-	t.Helper()
-	if _, err := exec.LookPath(tool); err != nil {
-		t.Skipf("%s not installed (make deps installs it)", tool)
-	}
-}
-
-var symInsnLine = regexp.MustCompile(`^\s*([0-9a-f]+):\t[0-9a-f]{4}(?: [0-9a-f]{4})?\s*\t(\S+)`)
-
-// symInstructionAddrs lists every instruction address objdump disassembles in
-// the executable sections (literal pools, shown as .word, excluded).
-func symInstructionAddrs(t testing.TB, path string) []uint32 {
-	t.Helper()
-	out, err := exec.Command("arm-none-eabi-objdump", "-d", path).Output()
-	if err != nil {
-		t.Fatalf("objdump: %v", err)
-	}
-	var addrs []uint32
-	for _, line := range strings.Split(string(out), "\n") {
-		m := symInsnLine.FindStringSubmatch(line)
-		if m == nil || strings.HasPrefix(m[2], ".") {
-			continue
-		}
-		a, err := strconv.ParseUint(m[1], 16, 32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs = append(addrs, uint32(a))
-	}
-	if len(addrs) < 100 {
-		t.Fatalf("objdump found only %d instructions in %s", len(addrs), path)
-	}
-	return addrs
 }
 
 type symLLVMFrame struct {
@@ -154,7 +77,7 @@ func symLLVM(t testing.TB, path string, addrs []uint32, extra ...string) [][]sym
 
 // symFrameID is how an oracle names a frame when it does not demangle: the
 // linkage name if DWARF has one, else the plain name.
-func symFrameID(f Frame) string {
+func symFrameID(f dwarfline.Frame) string {
 	if f.Mangled != "" {
 		return f.Mangled
 	}
@@ -174,7 +97,7 @@ func cleanPath(p string) string {
 func symNames(fn *Function) []string {
 	var names []string
 	for _, n := range append([]string{fn.Name}, fn.Aliases...) {
-		base, _ := SplitClone(n)
+		base, _ := symname.SplitClone(n)
 		names = append(names, n, base)
 	}
 	return names
@@ -198,7 +121,7 @@ func symNames(fn *Function) []string {
 //     addr2line) then answer with the removed function or its lines. We
 //     drop ranges and line sequences at 0 when no function starts there;
 //     llvm-symbolizer is asked about ITCM code in <variant>.hi.elf, the
-//     same link with ITCM at symITCMHigh (see the Makefile).
+//     same link with ITCM at armtest.SymbolizeITCMHigh (see the Makefile).
 //   - Where no function symbol nor DWARF function covers an address
 //     (padding), we return nil; llvm-symbolizer may still give the line of
 //     a sequence that runs over it, but never a function.
@@ -206,13 +129,13 @@ func symNames(fn *Function) []string {
 //     table (as we do) but takes a file from the last STT_FILE symbol
 //     ("reent.c") or from the removed functions at 0; we give no file.
 func TestSymbolizeMatchesLLVM(t *testing.T) {
-	symNeedTool(t, "llvm-symbolizer")
-	symNeedTool(t, "arm-none-eabi-objdump")
-	symNeedTool(t, "arm-none-eabi-addr2line")
-	for _, v := range symVariants {
+	armtest.NeedTools(t, "llvm-symbolizer")
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
+	armtest.NeedTools(t, "arm-none-eabi-addr2line")
+	for _, v := range armtest.SymbolizeVariants {
 		t.Run(v, func(t *testing.T) {
 			im, path := symOpenVariant(t, v)
-			addrs := symInstructionAddrs(t, path)
+			addrs := armtest.InstructionAddrs(t, path)
 			llvm := symLLVM(t, path, addrs, "--no-demangle")
 			lowCodeEnd := symLowCodeEnd(im)
 			var low []uint32 // addresses in code at 0, asked of the .hi.elf copy
@@ -239,7 +162,7 @@ func TestSymbolizeMatchesLLVM(t *testing.T) {
 			if len(low) > 0 {
 				shifted := make([]uint32, len(low))
 				for i, a := range low {
-					shifted[i] = a + symITCMHigh
+					shifted[i] = a + armtest.SymbolizeITCMHigh
 				}
 				hi := symLLVM(t, strings.TrimSuffix(path, ".elf")+".hi.elf", shifted, "--no-demangle")
 				misled := 0
@@ -275,15 +198,15 @@ func TestSymbolizeMatchesLLVMOnGivenELFs(t *testing.T) {
 	if paths == "" {
 		t.Skip("TCMPROF_CHECK_ELFS names no ELF")
 	}
-	symNeedTool(t, "llvm-symbolizer")
-	symNeedTool(t, "arm-none-eabi-objdump")
+	armtest.NeedTools(t, "llvm-symbolizer")
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
 	for _, path := range filepath.SplitList(paths) {
 		t.Run(filepath.Base(filepath.Dir(filepath.Dir(path))), func(t *testing.T) {
 			im, err := Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			addrs := symInstructionAddrs(t, path)
+			addrs := armtest.InstructionAddrs(t, path)
 			llvm := symLLVM(t, path, addrs, "--no-demangle")
 			lowCodeEnd := symLowCodeEnd(im)
 			var low, misled int
@@ -310,9 +233,9 @@ func TestSymbolizeMatchesLLVMOnGivenELFs(t *testing.T) {
 	}
 }
 
-func symCompareLLVM(im *Image, a uint32, ours []Frame, want []symLLVMFrame) string {
+func symCompareLLVM(im *Image, a uint32, ours []dwarfline.Frame, want []symLLVMFrame) string {
 	if fn := im.FunctionAt(a); fn != nil && fn.Veneer {
-		if len(ours) != 1 || ours[0] != (Frame{Function: fn.Name, Short: fn.Name}) || want[0].FunctionName != fn.Name {
+		if len(ours) != 1 || ours[0] != (dwarfline.Frame{Function: fn.Name, Short: fn.Name}) || want[0].FunctionName != fn.Name {
 			return "veneer " + fn.Name + " not named from the symbol table alone"
 		}
 		return ""

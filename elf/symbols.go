@@ -6,10 +6,13 @@ import (
 	"cmp"
 	goelf "debug/elf"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
 	"github.com/ianlancetaylor/demangle"
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
+	"github.com/tcmprof/tcmprof/elf/symname"
 )
 
 // Function is one function of the image: a FUNC symbol (or a linker veneer)
@@ -25,68 +28,6 @@ type Function struct {
 	Aliases []string // the other FUNC symbol names at Addr
 	Source  string   // source file: the DWARF CU's (absolute) or else the STT_FILE name
 	Veneer  bool     // linker long-branch stub, e.g. __foo_veneer (GNU ld)
-}
-
-// cloneKinds are the suffixes GCC appends to a function it has specialised
-// or split; they may be stacked (foo.isra.0.constprop.0).
-var cloneKinds = []string{"constprop", "isra", "part", "cold", "lto_priv", "clone", "localalias", "specialized"}
-
-// SplitClone splits a symbol name into its base and clone suffix:
-// "hash_buf.constprop.0" → ("hash_buf", ".constprop.0"),
-// "f.isra.0.cold" → ("f", ".isra.0.cold"). A suffix is made of clone kinds
-// and their numbers only; a name without one is returned whole: "a.b" is
-// a base name of its own, and so is GNU ld's veneer to a clone,
-// "__f.isra.0_veneer". This is the
-// one clone rule of tcmprof: symbolization, boards' boot lists and the
-// planner's function keys all split names here.
-func SplitClone(name string) (base, clone string) {
-	for i := 1; i < len(name); i++ {
-		if name[i] != '.' {
-			continue
-		}
-		rest := name[i+1:]
-		for _, k := range cloneKinds {
-			if strings.HasPrefix(rest, k) && (len(rest) == len(k) || rest[len(k)] == '.') && isCloneSuffix(rest) {
-				return name[:i], name[i:]
-			}
-		}
-	}
-	return name, ""
-}
-
-// isCloneSuffix reports whether the dot-separated parts of s are all
-// clone kinds or numbers.
-func isCloneSuffix(s string) bool {
-	for part := range strings.SplitSeq(s, ".") {
-		if !slices.Contains(cloneKinds, part) && (part == "" || strings.Trim(part, "0123456789") != "") {
-			return false
-		}
-	}
-	return true
-}
-
-// WithClone is how tcmprof writes a function with its clone suffix, as
-// GCC's diagnostics do: ("run_burst", ".isra.0") → "run_burst [clone
-// .isra.0]"; a name without one stays as it is.
-func WithClone(base, clone string) string {
-	if clone == "" {
-		return base
-	}
-	return base + " [clone " + clone + "]"
-}
-
-// NormalizeClone replaces the numbers of a clone suffix, which GCC hands
-// out afresh in every build, with N: ".constprop.3.isra.0" gives
-// ".constprop.N.isra.N", so that a clone renumbered by a rebuild is found
-// again.
-func NormalizeClone(clone string) string {
-	parts := strings.Split(clone, ".")
-	for i := 1; i < len(parts); i++ {
-		if parts[i] != "" && slices.Contains(cloneKinds, parts[i-1]) && strings.Trim(parts[i], "0123456789") == "" {
-			parts[i] = "N"
-		}
-	}
-	return strings.Join(parts, ".")
 }
 
 // isVeneerName recognises GNU ld's long-branch stubs, __<target>_veneer.
@@ -126,8 +67,18 @@ type rawSymbols struct {
 	// mapping holds the ARM mapping symbols ($t/$a code, $d data) sorted
 	// by address, to find where a veneer without a size ends.
 	mapping []mappingSymbol
-	// origin is the code at address 0 (see originCode).
-	origin originCode
+}
+
+// dwarfSymbols are the function symbols as the DWARF index needs them:
+// veneers, which DWARF does not describe, left out.
+func (raw rawSymbols) dwarfSymbols() []dwarfline.Symbol {
+	syms := make([]dwarfline.Symbol, 0, len(raw.funcs))
+	for _, s := range raw.funcs {
+		if !s.veneer {
+			syms = append(syms, dwarfline.Symbol{Name: s.name, Addr: s.addr, Size: s.size})
+		}
+	}
+	return syms
 }
 
 func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
@@ -164,9 +115,6 @@ func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
 			fs.file = file
 		}
 		raw.funcs = append(raw.funcs, fs)
-		if addr == 0 && !veneer { // a veneer has no DWARF to tell apart
-			raw.origin.syms = append(raw.origin.syms, fs)
-		}
 	}
 	slices.Sort(raw.marks)
 	slices.SortStableFunc(raw.mapping, func(a, b mappingSymbol) int { return cmp.Compare(a.addr, b.addr) })
@@ -216,7 +164,7 @@ func (im *Image) buildFunctions(raw rawSymbols) {
 		im.funcSyms = append(im.funcSyms, group)
 		i = j
 	}
-	im.funcNames = make([]frameName, n)
+	im.funcNames = make([]dwarfline.Name, n)
 	im.funcDone = make([]sync.Once, n)
 }
 
@@ -255,14 +203,14 @@ func newFunction(group []funcSymbol, next uint32, raw rawSymbols) Function {
 func (im *Image) finishFunction(i int) {
 	im.funcDone[i].Do(func() {
 		fn, group := im.funcs[i], im.funcSyms[i]
-		sub := im.dwarf.subprogramAt(fn.Addr)
+		sub := im.dwarf.SubprogramAt(fn.Addr)
 		var dwarfName, linkage string
 		if sub != nil {
-			dwarfName, linkage = sub.name, sub.linkage
+			dwarfName, linkage = sub.Name, sub.Linkage
 		}
 		p := group[pickPrimary(group, dwarfName, linkage)]
 		fn.Name, fn.Local, fn.Source = p.name, p.bind == goelf.STB_LOCAL, p.file
-		fn.Base, fn.Clone = SplitClone(p.name)
+		fn.Base, fn.Clone = symname.SplitClone(p.name)
 		seen := map[string]bool{p.name: true}
 		for _, s := range group {
 			if !seen[s.name] {
@@ -275,13 +223,13 @@ func (im *Image) finishFunction(i int) {
 			// The linker's stubs follow the last object's STT_FILE symbol
 			// but come from no source file.
 			fn.Source = ""
-		case sub != nil && sub.source != "":
-			fn.Source = sub.source
+		case sub != nil && sub.Source != "":
+			fn.Source = sub.Source
 		case sub == nil:
 			// Assembly (Zephyr's z_arm_svc in swap_helper.S): no
 			// subprogram DIE, but a line table whose unit names the file
 			// that zephyr_code_relocate needs.
-			if src := im.dwarf.lineSourceAt(fn.Addr); src != "" {
+			if src := im.dwarf.LineSource(fn.Addr); src != "" {
 				fn.Source = src
 			}
 		}
@@ -293,14 +241,14 @@ func (im *Image) finishFunction(i int) {
 		default:
 			fn.Display = demangle.Filter(fn.Base)
 		}
-		fn.Display = WithClone(fn.Display, fn.Clone)
+		fn.Display = symname.WithClone(fn.Display, fn.Clone)
 		im.funcNames[i] = symbolFrameName(fn)
 	})
 }
 
 // nextAbove returns the first of the sorted addrs above addr, or def.
 func nextAbove(addrs []uint32, addr, def uint32) uint32 {
-	if k := upperBound(addrs, addr); k < len(addrs) {
+	if k := sort.Search(len(addrs), func(k int) bool { return addrs[k] > addr }); k < len(addrs) {
 		return addrs[k]
 	}
 	return def
@@ -328,7 +276,7 @@ func veneerEnd(mapping []mappingSymbol, addr, def uint32) uint32 {
 func pickPrimary(group []funcSymbol, dwarfName, linkage string) int {
 	best, bestScore := 0, -1
 	for i, s := range group {
-		base, _ := SplitClone(s.name)
+		base, _ := symname.SplitClone(s.name)
 		score := 0
 		switch {
 		case linkage != "" && (s.name == linkage || base == linkage):
@@ -359,7 +307,7 @@ func (im *Image) Functions() []*Function {
 		for i, fn := range im.funcs {
 			starts[i] = fn.Addr
 		}
-		im.Preload(starts)
+		im.dwarf.Preload(starts)
 		for i := range im.funcs {
 			im.finishFunction(i)
 		}

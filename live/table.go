@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sample"
@@ -175,7 +176,7 @@ func (a *Aggregator) function(site *profile.Site) (functionKey, string, *elf.Fun
 	return functionKey{fn: site.Function}, site.Name(), site.Function
 }
 
-func regionName(k elf.RegionKind) string { return wording.Region(string(k)) }
+func regionName(k board.RegionKind) string { return wording.Region(string(k)) }
 
 func addTo(m map[string]*Row, name string, n int) {
 	r := m[name]

@@ -5,6 +5,7 @@ package place
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/tcmprof/tcmprof/internal/svgplot"
@@ -17,18 +18,26 @@ import (
 const BankSize = 32 << 10
 
 // WriteCurveTable prints the benefit curve: for each budget, the share of
-// busy samples the plan and density-greedy cover and the bytes they use,
-// the plan's benefit per KiB (share points per KiB of budget) and its
-// marginal benefit per KiB since the previous budget, and the predicted
-// cycles of each against the planned-from image's (cyclesPerUnit > 0
-// prints them per unit of work: the capture was modelled).
-func WriteCurveTable(w io.Writer, curve []CurvePoint, cyclesPerUnit float64) error {
+// busy samples the plan moves and the bytes it uses, its marginal benefit
+// (share points per KiB added since the previous budget), the predicted
+// cycles against the planned-from image's (per unit of work when
+// cyclesPerUnit > 0: the capture was modelled), density-greedy's share and
+// cycles beside, and whether the plan is proven optimal. That fits
+// texttable.Width columns; wide adds greedy's bytes and the plan's average
+// benefit per KiB (its share over the budget).
+func WriteCurveTable(w io.Writer, curve []CurvePoint, cyclesPerUnit float64, wide bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	cyclesHead := "cycles\tgreedy cycles"
+	cycles := "cycles"
 	if cyclesPerUnit > 0 {
-		cyclesHead = "cycles/unit\tgreedy cycles/unit"
+		cycles = "cycles/unit"
 	}
-	fmt.Fprintf(tw, "budget\tplan\tbytes\tgreedy\tbytes\t%%/KiB\tmarginal %%/KiB\toptimal\t%s\t\n", cyclesHead)
+	// The plan's columns, then greedy's share and its cycles under a
+	// second "cycles": "greedy cycles/unit" would pass 80 columns.
+	head := []string{"budget", "plan", "bytes", "pp/KiB", cycles, "greedy", cycles, "optimal"}
+	if wide {
+		head = []string{"budget", "plan", "bytes", "greedy", "bytes", "%/KiB", "pp/KiB", "optimal", cycles, "greedy " + cycles}
+	}
+	fmt.Fprintf(tw, "%s\t\n", strings.Join(head, "\t"))
 	prev := CurvePoint{}
 	for _, c := range curve {
 		perKB, marginal := "-", "-"
@@ -38,9 +47,13 @@ func WriteCurveTable(w io.Writer, curve []CurvePoint, cyclesPerUnit float64) err
 		if c.Budget > prev.Budget {
 			marginal = fmt.Sprintf("%.3f", 100*(c.Exact.Share-prev.Exact.Share)/(float64(c.Budget-prev.Budget)/1024))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d\t%s\t%s\t%v\t%s\t%s\t\n", c.Budget, wording.Percent(c.Exact.Share), c.Exact.Bytes,
-			wording.Percent(c.Greedy.Share), c.Greedy.Bytes, perKB, marginal, c.Optimal,
-			predictedCycles(c.Exact, cyclesPerUnit), predictedCycles(c.Greedy, cyclesPerUnit))
+		budget, plan, greedy := fmt.Sprint(c.Budget), wording.Percent(c.Exact.Share), wording.Percent(c.Greedy.Share)
+		planCycles, greedyCycles := predictedCycles(c.Exact, cyclesPerUnit), predictedCycles(c.Greedy, cyclesPerUnit)
+		row := []string{budget, plan, fmt.Sprint(c.Exact.Bytes), marginal, planCycles, greedy, greedyCycles, fmt.Sprint(c.Optimal)}
+		if wide {
+			row = []string{budget, plan, fmt.Sprint(c.Exact.Bytes), greedy, fmt.Sprint(c.Greedy.Bytes), perKB, marginal, fmt.Sprint(c.Optimal), planCycles, greedyCycles}
+		}
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
 		prev = c
 	}
 	return tw.Flush()

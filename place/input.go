@@ -17,14 +17,16 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
+	"github.com/tcmprof/tcmprof/elf/symname"
 )
 
 // FuncKey names a function so that the name survives a rebuild: the source
 // file it was compiled from (DWARF DW_AT_name joined with DW_AT_comp_dir),
 // the symbol's base name and the GCC clone suffix (".constprop.0",
 // ".isra.1", ".part.0", ".cold"...; empty for none), split by
-// elf.SplitClone.
+// symname.SplitClone.
 // Static functions with the same base name in different files stay apart
 // because Source differs.
 type FuncKey struct {
@@ -34,16 +36,20 @@ type FuncKey struct {
 }
 
 func (k FuncKey) String() string {
-	name := elf.WithClone(k.Base, k.Clone)
+	name := k.Name()
 	if k.Source == "" {
 		return name
 	}
 	return name + " (" + k.Source + ")"
 }
 
+// Name is the function's name without its source: the base name with
+// the clone suffix as GCC writes it ("run_burst [clone .isra.0]").
+func (k FuncKey) Name() string { return symname.WithClone(k.Base, k.Clone) }
+
 // KeyFor builds the FuncKey of symbol compiled from source.
 func KeyFor(source, symbol string) FuncKey {
-	base, clone := elf.SplitClone(symbol)
+	base, clone := symname.SplitClone(symbol)
 	return FuncKey{Source: source, Base: base, Clone: clone}
 }
 
@@ -75,9 +81,9 @@ type Func struct {
 	// ("FLASH", "ITCM", ...): ld builds a stub group per region. Kind is
 	// its kind, what reports show ("flash", "itcm", ...). Whether a
 	// function is in ITCM is decided by address, not by these.
-	Region  string         `json:"region,omitempty"`
-	Kind    elf.RegionKind `json:"kind,omitempty"`
-	Samples int            `json:"samples"` // busy samples whose PC falls in the function
+	Region  string           `json:"region,omitempty"`
+	Kind    board.RegionKind `json:"kind,omitempty"`
+	Samples int              `json:"samples"` // busy samples whose PC falls in the function
 	// Stalls is the estimate of how many of Samples are instruction-fetch
 	// stalls (StallSamples): what moving the function to ITCM removes.
 	Stalls float64 `json:"stalls,omitempty"`
@@ -95,8 +101,8 @@ type Func struct {
 }
 
 // Library is the function's library label, as reports give it
-// (elf.LibraryName): "libnet.a" for an archive member, else the object.
-func (f *Func) Library() string { return elf.LibraryName(f.Archive, f.Object) }
+// (mapfile.LibraryName): "libnet.a" for an archive member, else the object.
+func (f *Func) Library() string { return mapfile.LibraryName(f.Archive, f.Object) }
 
 // Edge is a direct call (BL) or tail call (B.W) from the function that
 // starts at Caller to the function that starts at Callee, made by the
@@ -140,7 +146,7 @@ type Input struct {
 	// the planner takes the model's figure without importing it): with Func.Lines
 	// they predict how the cache treats the code a plan leaves in flash.
 	// A zero geometry leaves the prediction out.
-	ICache      elf.CacheGeometry
+	ICache      board.CacheGeometry
 	FillPenalty float64
 	// Shift says where the code in flash moves when the ITCM block grows;
 	// zero when unknown (then only the moved bytes before code shift it).

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 )
 
 // objectiveInput is three flash functions whose best choice differs by
@@ -140,30 +140,30 @@ func TestObjectiveNeedsItsInput(t *testing.T) {
 //
 // Stalls: 9 + 3 + 0 + 6 = 18.
 func TestStallSamplesHandComputed(t *testing.T) {
-	var insns []elf.Instruction
+	var insns []thumb.Instruction
 	samples := map[uint32]int{}
-	add := func(addr, size uint32, flow elf.Flow, target uint32, n int) {
-		insns = append(insns, elf.Instruction{Addr: addr, Size: size, Flow: flow, Target: target})
+	add := func(addr, size uint32, flow thumb.Flow, target uint32, n int) {
+		insns = append(insns, thumb.Instruction{Addr: addr, Size: size, Flow: flow, Target: target})
 		samples[addr] = n
 	}
-	add(0x1000, 2, elf.FlowNext, 0, 12)
+	add(0x1000, 2, thumb.FlowNext, 0, 12)
 	for a := uint32(0x1002); a <= 0x1008; a += 2 {
-		add(a, 2, elf.FlowNext, 0, 3)
+		add(a, 2, thumb.FlowNext, 0, 3)
 	}
-	add(0x100a, 4, elf.FlowCall, 0x8000, 2)
-	add(0x100e, 2, elf.FlowNext, 0, 5)
-	add(0x1010, 2, elf.FlowNext, 0, 2)
-	add(0x1012, 2, elf.FlowNext, 0, 2)
-	add(0x1014, 2, elf.FlowBranch, 0x1000, 2)
-	add(0x1016, 2, elf.FlowNext, 0, 1)
+	add(0x100a, 4, thumb.FlowCall, 0x8000, 2)
+	add(0x100e, 2, thumb.FlowNext, 0, 5)
+	add(0x1010, 2, thumb.FlowNext, 0, 2)
+	add(0x1012, 2, thumb.FlowNext, 0, 2)
+	add(0x1014, 2, thumb.FlowBranch, 0x1000, 2)
+	add(0x1016, 2, thumb.FlowNext, 0, 1)
 	for a := uint32(0x1018); a <= 0x101e; a += 2 {
-		add(a, 2, elf.FlowNext, 0, 1)
+		add(a, 2, thumb.FlowNext, 0, 1)
 	}
-	add(0x1020, 2, elf.FlowNext, 0, 7)
+	add(0x1020, 2, thumb.FlowNext, 0, 7)
 	for a := uint32(0x1022); a < 0x103e; a += 2 {
-		add(a, 2, elf.FlowNext, 0, 1)
+		add(a, 2, thumb.FlowNext, 0, 1)
 	}
-	add(0x103e, 2, elf.FlowJump, 0, 1)
+	add(0x103e, 2, thumb.FlowJump, 0, 1)
 	if got := StallSamples(insns, samples, 32); math.Abs(got-18) > 1e-9 {
 		t.Errorf("StallSamples = %v, want 18", got)
 	}

@@ -84,12 +84,16 @@ type Objective string
 // among both kinds.
 const (
 	// ObjectiveStalls: the fewest stall samples predicted from the
-	// capture alone. Three plans are made: the exact knapsack on each
-	// function's estimated stalls (Func.Stalls, then busy samples),
-	// greedy by estimated stalls per byte, and density-greedy; the one
-	// whose relinked image the cache-pressure prediction (see pressure)
-	// gives the fewest stalls wins, density on a tie. Without line heat
-	// (Func.Lines) it is the knapsack.
+	// capture alone, set by set. Five plans are made: the exact samples
+	// knapsack, density-greedy, the exact knapsack on each function's
+	// estimated stalls (Func.Stalls, then busy samples), greedy by
+	// estimated stalls per byte, and the set search (pressure.greedy),
+	// which adds the function whose move the prediction says removes the
+	// most stalls per byte, its own and those of the sets it relieves; the
+	// one whose relinked image the prediction (pressure.left) gives the
+	// fewest stalls wins, the samples plan unless another is better by
+	// more than the sampling error (Plan.Chosen says which). Without line
+	// heat (Func.Lines) it is the stalls knapsack.
 	ObjectiveStalls Objective = "stalls"
 	// ObjectiveSamples: the busy samples moved.
 	ObjectiveSamples Objective = "samples"
@@ -104,11 +108,11 @@ const (
 )
 
 // DefaultObjective is the objective of a plan that names none.
-const DefaultObjective = ObjectiveSamples
+const DefaultObjective = ObjectiveStalls
 
 // Objectives lists the objectives, the default first.
 func Objectives() []Objective {
-	return []Objective{ObjectiveSamples, ObjectiveStalls, ObjectiveDensity, ObjectiveMisses}
+	return []Objective{ObjectiveStalls, ObjectiveSamples, ObjectiveDensity, ObjectiveMisses}
 }
 
 // exact reports whether the objective is solved as a knapsack rather
@@ -147,6 +151,9 @@ type Plan struct {
 	BlockAlign  uint32 `json:"block_align"`
 	BusySamples int    `json:"busy_samples"`
 	MinSamples  int    `json:"min_samples"`
+	// Chosen says which of the stalls objective's candidate plans won and
+	// by how much (Options.Objective); empty for the other objectives.
+	Chosen string `json:"chosen,omitempty"`
 	// Filled says the budget held every function with MinSamples samples
 	// or more, and the plan also took sampled functions below (Build).
 	Filled bool `json:"filled,omitempty"`
@@ -364,21 +371,48 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 	if opt.Objective.exact() {
 		table = p.layoutTable(int64(largest))
 	}
-	plan1 := func(b uint32, nodes int) (sel []bool, optimal bool, upper int64) {
+	// The stalls objective also weighs the exact samples plan.
+	var samples *problem
+	var samplesTable *layoutTable
+	if opt.Objective == ObjectiveStalls && p.pressure != nil {
+		samples = newProblem(m, cands, ObjectiveSamples.value(in.BusySamples))
+		samplesTable = samples.layoutTable(int64(largest))
+	}
+	var chosen string // of the last plan1, for Plan.Chosen
+	// plan1 plans at budget b; search says to run the set search, which
+	// takes the plan's own budget about as long as the rest of planning
+	// on a real image (410 candidates), so the curve's other points
+	// choose among the other four plans.
+	plan1 := func(b uint32, nodes int, search bool) (sel []bool, optimal bool, upper int64) {
 		if table == nil {
 			return p.greedy(int64(b)), false, 0
 		}
 		sel, optimal, upper = p.solve(table, int64(b), nodes)
-		if opt.Objective == ObjectiveStalls && p.pressure != nil {
-			// The knapsack counts each function's own stalls; the
-			// prediction also sees the code left behind. Density first:
-			// it wins ties.
-			sel = p.pressure.choose(p, int64(b), density.greedy(int64(b)), sel, p.greedy(int64(b)))
-			optimal, upper = false, 0
+		if samples == nil {
+			return sel, optimal, upper
 		}
-		return sel, optimal, upper
+		most, mostOptimal, _ := samples.solve(samplesTable, int64(b), nodes)
+		if !slices.Contains(most, false) {
+			// Every candidate fits: there is nothing to choose.
+			chosen = "every candidate fits the budget"
+			return most, mostOptimal, 0
+		}
+		// The knapsacks count each function's own stalls or samples;
+		// the prediction also sees the code left behind, and the set
+		// search searches by it. The samples plan first: it wins ties.
+		cands := []candidate{{"the exact samples plan", most},
+			{"density-greedy", density.greedy(int64(b))},
+			{"the stalls knapsack", sel},
+			{"greedy by stalls per byte", p.greedy(int64(b))}}
+		if search {
+			cands = append(cands, candidate{"the set search", p.pressure.greedy(p, int64(b))})
+		}
+		sel, why := p.pressure.choose(p, int64(b), cands...)
+		chosen = fmt.Sprintf("the fewest stalls predicted of %d plans (docs/placement.md): %s", len(cands), why)
+		return sel, false, 0
 	}
-	sel, optimal, upper := plan1(budget, opt.SearchNodes)
+	sel, optimal, upper := plan1(budget, opt.SearchNodes, true)
+	plan.Chosen = chosen
 	if err := p.checkFits(sel, int64(budget)); err != nil {
 		return nil, false, err
 	}
@@ -397,7 +431,7 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 		// plan optimal, and the summary and its curve would disagree.
 		s, proven := sel, optimal
 		if b != budget {
-			s, proven, _ = plan1(b, max(opt.SearchNodes/50, 1))
+			s, proven, _ = plan1(b, max(opt.SearchNodes/50, 1), false)
 		}
 		point := CurvePoint{Budget: b, Exact: predict(p, s), Optimal: proven}
 		point.Greedy = predict(p, density.greedy(int64(b)))
@@ -475,9 +509,13 @@ func predict(p *problem, sel []bool) Prediction {
 		}
 	}
 	pr.Veneers = p.m.veneers(p.inPlan)
+	// worst is the fewest stalls the plan removes: its own, or with the
+	// code it relieves as the pessimistic pressure sees it.
+	worst := pr.Stalls
 	if p.pressure != nil {
 		// Its own stalls and those of the code it relieves.
-		pr.Stalls = p.pressure.total - p.pressure.remaining(p.inPlan, c.Bytes)
+		pr.Stalls = p.pressure.total - p.pressure.left(p.inPlan, c.Bytes)
+		worst = p.pressure.total - p.pressure.remaining(p.inPlan, c.Bytes)
 	}
 	for _, i := range p.order {
 		p.inPlan[i] = false
@@ -489,8 +527,9 @@ func predict(p *problem, sel []bool) Prediction {
 			// The pressure's stalls of lines that fit now can exceed the
 			// functions' own estimates: the bound holds the prediction.
 			all = max(all, pr.Stalls)
+			least := max(0, min(worst, pr.Stalls))
 			pr.CyclesLow = max(0, 1-(all+2*math.Sqrt(all))/float64(bs))
-			pr.CyclesHigh = (1 - max(0, pr.Stalls-2*math.Sqrt(pr.Stalls))/float64(bs)) * (1 + LayoutLuck)
+			pr.CyclesHigh = (1 - max(0, least-2*math.Sqrt(least))/float64(bs)) * (1 + LayoutLuck)
 		}
 	}
 	pr.ITCMUsed = int64(p.m.in.ITCMUsed) + c.Bytes

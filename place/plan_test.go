@@ -13,9 +13,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/symname"
 	"github.com/tcmprof/tcmprof/internal/golden"
+	"github.com/tcmprof/tcmprof/internal/texttable"
 )
 
 // graphInput is a hand-made image: a boot path that reaches memcpy, a hot
@@ -89,7 +92,7 @@ func TestKeyForUsesTheELFCloneRule(t *testing.T) {
 		"foo.isra.0.part.1":   {Source: "s.c", Base: "foo", Clone: ".isra.0.part.1"},
 		"foo.bar.constprop.0": {Source: "s.c", Base: "foo.bar", Clone: ".constprop.0"},
 	} {
-		base, clone := elf.SplitClone(sym)
+		base, clone := symname.SplitClone(sym)
 		if got := KeyFor("s.c", sym); got != want || got.Base != base || got.Clone != clone {
 			t.Errorf("KeyFor(%q) = %+v, want %+v", sym, got, want)
 		}
@@ -132,7 +135,7 @@ func TestExclusions(t *testing.T) {
 	// What "tcmprof plan" prints for this plan (the warning is the
 	// command's to print, on stderr).
 	var sum bytes.Buffer
-	if err := WriteSummary(&sum, plan); err != nil {
+	if err := WriteSummary(&sum, plan, false); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "summary.golden"), sum.Bytes())
@@ -205,7 +208,7 @@ func TestFillTakesTheSparseFunctions(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	if err := WriteSummary(&out, roomy); err != nil || !strings.Contains(out.String(), "the budget holds every function with 10 samples or more") {
+	if err := WriteSummary(&out, roomy, false); err != nil || !strings.Contains(out.String(), "the budget holds every function with 10 samples or more") {
 		t.Errorf("the summary does not say the plan was filled (%v):\n%s", err, out.String())
 	}
 	tight, err := Build(graphInput(false), Options{Budget: 144, Excludes: []string{"net_*.c"}, CurveBudgets: []uint32{144}})
@@ -400,9 +403,20 @@ func TestRank(t *testing.T) {
 			t.Errorf("%s: estimate outside its interval", r.Func.Symbol)
 		}
 	}
-	var buf bytes.Buffer
-	if err := WriteRankTable(&buf, rows); err != nil || !strings.Contains(buf.String(), "rare (main.c) (too few samples)") {
-		t.Errorf("table:\n%s", buf.String())
+	// The one function below the minimum comes last, under a line that
+	// says why; --wide names it with its source.
+	for _, tc := range []struct {
+		wide bool
+		last string
+	}{{false, "  rare"}, {true, "  rare (main.c)"}} {
+		var buf bytes.Buffer
+		if err := WriteRankTable(&buf, rows, tc.wide); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		if n := len(lines); n != len(rows)+2 || !strings.HasPrefix(lines[n-2], "  too few samples to rank") || !strings.HasSuffix(lines[n-1], tc.last) {
+			t.Errorf("wide %v: table:\n%s", tc.wide, buf.String())
+		}
 	}
 }
 
@@ -410,14 +424,23 @@ func TestRank(t *testing.T) {
 // as "[clone …]", a share and its interval to one decimal with " %".
 func TestRankTableWords(t *testing.T) {
 	fn := &Func{Key: KeyFor("app.c", "run_burst.isra.0"), Symbol: "run_burst.isra.0", Object: "app.o", Size: 64,
-		Region: "FLASH", Kind: elf.KindFlash}
-	var buf bytes.Buffer
-	err := WriteRankTable(&buf, []RankRow{{Func: fn, Samples: 4934, Share: 0.4934, ShareCI: Interval{Lo: 0.451, Hi: 0.5362}, Density: 77.09, Ranked: true}})
-	want := `  samples   share  95 % interval  size  samples/B  region  library  function
+		Region: "FLASH", Kind: board.KindFlash}
+	rows := []RankRow{{Func: fn, Samples: 4934, Share: 0.4934, ShareCI: Interval{Lo: 0.451, Hi: 0.5362}, Density: 77.09, Ranked: true}}
+	for _, tc := range []struct {
+		wide bool
+		want string
+	}{
+		{false, `  samples   share  size  samples/B  region  function
+     4934  49.3 %    64     77.090   flash  run_burst [clone .isra.0]
+`},
+		{true, `  samples   share  95 % interval  size  samples/B  region  library  function
      4934  49.3 %    45.1–53.6 %    64     77.090   flash    app.o  run_burst [clone .isra.0] (app.c)
-`
-	if err != nil || buf.String() != want {
-		t.Errorf("table:\n%s\nwant:\n%s", buf.String(), want)
+`},
+	} {
+		var buf bytes.Buffer
+		if err := WriteRankTable(&buf, rows, tc.wide); err != nil || buf.String() != tc.want {
+			t.Errorf("wide %v: table:\n%s\nwant:\n%s", tc.wide, buf.String(), tc.want)
+		}
 	}
 }
 
@@ -548,7 +571,31 @@ func TestCurveSVG(t *testing.T) {
 		}
 	}
 	var table bytes.Buffer
-	if err := WriteCurveTable(&table, plan.Curve, 0); err != nil || strings.Count(table.String(), "\n") != len(plan.Curve)+1 {
+	if err := WriteCurveTable(&table, plan.Curve, 0, false); err != nil || strings.Count(table.String(), "\n") != len(plan.Curve)+1 {
 		t.Errorf("curve table:\n%s", table.String())
+	}
+}
+
+// The curve table fits 80 columns at its widest: a 512 KiB ITCM, plans of
+// six-digit sizes, a steep curve, and cycles per unit of a modelled
+// capture (the longest headings).
+func TestCurveTableFitsEightyColumns(t *testing.T) {
+	var curve []CurvePoint
+	for b := uint32(0); b <= 512<<10; b += 4 << 10 {
+		share := min(1, float64(b)/(4<<10))
+		p := Prediction{Samples: 11119, Share: share, StallShare: 0.5 * share}
+		p.Bytes = int64(b)
+		curve = append(curve, CurvePoint{Budget: b, Exact: p, Greedy: p})
+	}
+	for _, perUnit := range []float64{0, 1234567} {
+		var table bytes.Buffer
+		if err := WriteCurveTable(&table, curve, perUnit, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(table.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > texttable.Width {
+				t.Errorf("cycles per unit %v: a %d-column line %q", perUnit, n, line)
+			}
+		}
 	}
 }

@@ -3,7 +3,10 @@
 package place
 
 import (
+	"cmp"
+	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -31,13 +34,37 @@ type pressure struct {
 	total      float64 // stall samples now: of every line
 	count      []int32
 	stall      []float64
+	// rates holds each set's line rates during expected; scale makes
+	// expected of the planned-from image what its samples show (total).
+	rates [][]float64
+	scale float64
 }
 
 // heatLine is one sampled flash line: where it is, its stalls if its set
-// stays over-subscribed.
+// stays over-subscribed, and how often it is fetched (lineRate).
 type heatLine struct {
 	addr   int64
 	thrash float64
+	rate   float64
+}
+
+// lineRate estimates how often a line is fetched, in the unit of stall
+// samples per fill penalty: a line that missed on every fetch would stall
+// penalty × rate samples. The line's stalls bound it from below; the
+// samples of its instructions less its stalls, per instruction, are its
+// execution rate (each instruction of straight-line code runs once per
+// pass), which for a line that hits now is all the capture says. A line no
+// sample fell on counts for nothing: the capture can not tell it from dead
+// code.
+func lineRate(l LineHeat, penalty float64) float64 {
+	r := 0.0
+	if penalty > 0 {
+		r = l.Stalls / penalty
+	}
+	if l.Insns > 0 {
+		r = max(r, max(float64(l.Samples)-l.Stalls, 0)/float64(l.Insns))
+	}
+	return r
 }
 
 // newPressure returns nil when the input has no cache geometry or no line
@@ -86,12 +113,17 @@ func newPressure(in *Input) *pressure {
 	pr.lines = make([][]heatLine, len(pr.flash))
 	for k, i := range pr.flash {
 		for _, l := range in.Funcs[i].Lines {
-			h := heatLine{addr: int64(l.Addr), thrash: l.Stalls}
+			h := heatLine{addr: int64(l.Addr), thrash: l.Stalls, rate: lineRate(l, in.FillPenalty)}
 			if int64(pr.count[setOf(h.addr)]) <= pr.ways {
 				h.thrash = calibration * in.FillPenalty * l.Entries
 			}
 			pr.lines[k] = append(pr.lines[k], h)
 		}
+	}
+	pr.rates = make([][]float64, pr.sets)
+	pr.scale = 1
+	if now := pr.lru(nil, 0); now > 0 {
+		pr.scale = pr.total / now
 	}
 	return pr
 }
@@ -153,47 +185,171 @@ func (pr *pressure) remaining(inPlan []bool, added int64) float64 {
 	return left
 }
 
-// choose returns the plan among plans (selections over p.order, the
-// first the incumbent) with the fewest predicted stalls left in flash
-// whose exact cost fits budget. A plan replaces the incumbent only when it
-// is predicted better by more than twice the sampling error of the
-// difference: the square root of the busy samples of the functions the two
-// plans do not share (a Poisson count's standard deviation), since those
-// are what the difference is estimated from. It chooses among a few plans
-// made by other rules rather than searching: a search over thousands of
-// selections finds the ones whose stalls the prediction underestimates
-// most (on the demo at 4 KB, a searched plan predicted at 54,000 cycles
-// per echo ran at 64,000), while for plans made without it the prediction
-// is within a few percent.
-func (pr *pressure) choose(p *problem, budget int64, plans ...[]bool) []bool {
-	var best []bool
-	bestLeft := math.Inf(1)
+// expected predicts the stall samples left in flash when the functions
+// marked in inPlan move and the ITCM block grows by added bytes, set by
+// set, as an LRU cache treats lines fetched at their rates (lineRate): the
+// ways most often fetched lines of a set stay; every fetch of another line
+// misses and evicts one of them, which in a cyclic order of fetches makes
+// each of them miss once more (at most as often as it is fetched). Scaled
+// so that the planned-from image is predicted as sampled, it is the plan's
+// expected stalls; remaining, which counts every sampled line of a set
+// alike, is the pessimistic bound.
+func (pr *pressure) expected(inPlan []bool, added int64) float64 {
+	return pr.scale * pr.lru(inPlan, added)
+}
+
+// left is the plan's predicted stalls left in flash: midway between
+// expected, which counts for nothing the lines the capture barely saw run,
+// and remaining, which counts every sampled line as fetched on every pass.
+// Judged by the model (docs/placement.md), each alone errs by 10-40 %, the
+// midpoint by 10-15 %, on the safe side; a search by expected alone finds
+// the plans it underestimates most.
+func (pr *pressure) left(inPlan []bool, added int64) float64 {
+	return (pr.expected(inPlan, added) + pr.remaining(inPlan, added)) / 2
+}
+
+// lru is expected before scaling; a nil inPlan is the image as it is.
+func (pr *pressure) lru(inPlan []bool, added int64) float64 {
+	for s := range pr.rates {
+		pr.rates[s] = pr.rates[s][:0]
+	}
+	place := func(k int, delta int64) {
+		for _, h := range pr.lines[k] {
+			if h.rate > 0 {
+				set := (h.addr + delta + pr.lineSize/2) / pr.lineSize % pr.sets
+				pr.rates[set] = append(pr.rates[set], h.rate)
+			}
+		}
+	}
+	if inPlan == nil {
+		for k := range pr.flash {
+			place(k, 0)
+		}
+	} else {
+		pr.relink(inPlan, added, place)
+	}
+	var misses float64
+	for _, rs := range pr.rates {
+		if int64(len(rs)) <= pr.ways {
+			continue
+		}
+		slices.SortFunc(rs, func(a, b float64) int { return cmp.Compare(b, a) })
+		var others float64
+		for _, r := range rs[pr.ways:] {
+			others += r
+		}
+		misses += others
+		for _, r := range rs[:pr.ways] {
+			misses += min(r, others)
+		}
+	}
+	return misses * pr.in.FillPenalty
+}
+
+// candidate is a plan the stalls objective weighs, named for the rule
+// that made it.
+type candidate struct {
+	rule string
+	sel  []bool
+}
+
+// choose returns the candidate with the fewest predicted stalls left in
+// flash (left) whose exact cost fits budget, and says why in a phrase for
+// Plan.Chosen. The first candidate is the incumbent; another replaces it
+// only when it is predicted better by more than twice the sampling error
+// of the difference: the square root of the busy samples of the functions
+// the two plans do not share (a Poisson count's standard deviation), since
+// those are what the difference is estimated from.
+func (pr *pressure) choose(p *problem, budget int64, cands ...candidate) ([]bool, string) {
 	fs := p.m.in.Funcs
-	for _, sel := range plans {
-		c := p.cost(sel)
-		if c.Bytes > budget {
+	best, bestLeft, firstLeft := -1, math.Inf(1), math.NaN()
+	for ci, c := range cands {
+		cost := p.cost(c.sel)
+		if cost.Bytes > budget {
 			continue
 		}
 		for k, i := range p.order {
-			p.inPlan[i] = sel[k]
+			p.inPlan[i] = c.sel[k]
 		}
-		left := pr.remaining(p.inPlan, c.Bytes)
+		left := pr.left(p.inPlan, cost.Bytes)
 		for _, i := range p.order {
 			p.inPlan[i] = false
 		}
+		if ci == 0 {
+			firstLeft = left
+		}
 		margin := 0.0
-		if best != nil {
+		if best >= 0 {
 			differ := 0
 			for k, i := range p.order {
-				if sel[k] != best[k] {
+				if c.sel[k] != cands[best].sel[k] {
 					differ += fs[i].Samples
 				}
 			}
 			margin = 2 * math.Sqrt(float64(differ))
 		}
 		if left < bestLeft-margin {
-			best, bestLeft = sel, left
+			best, bestLeft = ci, left
 		}
 	}
-	return best
+	if best < 0 {
+		return nil, ""
+	}
+	if best == 0 || math.IsNaN(firstLeft) {
+		return cands[best].sel, fmt.Sprintf("%s (%.0f stall samples left in flash), no other predicted better by more than the sampling error", cands[best].rule, bestLeft)
+	}
+	return cands[best].sel, fmt.Sprintf("%s (%.0f stall samples left in flash, against %.0f for %s)", cands[best].rule, bestLeft, firstLeft, cands[0].rule)
+}
+
+// greedy grows a plan one function at a time: each time the candidate
+// whose move the set-level prediction (expected) says removes the most
+// stall samples per ITCM byte it adds, counting what it relieves in the
+// sets it leaves and what the code that moves after it adds to others,
+// until no candidate fits or none removes any. Unlike a ranking of
+// functions it sees that the second function of two that thrash one set
+// cures the set.
+func (pr *pressure) greedy(p *problem, budget int64) []bool {
+	fs := p.m.in.Funcs
+	sel := make([]bool, len(p.order))
+	predict := func() (left float64, bytes int64) {
+		c := p.cost(sel)
+		if c.Bytes > budget {
+			return 0, c.Bytes
+		}
+		for k, i := range p.order {
+			p.inPlan[i] = sel[k]
+		}
+		left = pr.left(p.inPlan, c.Bytes)
+		for _, i := range p.order {
+			p.inPlan[i] = false
+		}
+		return left, c.Bytes
+	}
+	left, bytes := predict()
+	for {
+		best, bestLeft, bestBytes, bestRate := -1, 0.0, int64(0), 0.0
+		for k, i := range p.order {
+			if sel[k] || fs[i].Samples == 0 {
+				continue
+			}
+			sel[k] = true
+			l, b := predict()
+			sel[k] = false
+			if b > budget || l >= left {
+				continue
+			}
+			if rate := (left - l) / float64(max(b-bytes, 1)); rate > bestRate {
+				best, bestLeft, bestBytes, bestRate = k, l, b, rate
+			}
+		}
+		if best < 0 {
+			// What no move is predicted to better: the layout
+			// decides, and the capture can not; the densest code
+			// that fits at least removes its own stalls.
+			p.fill(sel, budget)
+			return sel
+		}
+		sel[best] = true
+		left, bytes = bestLeft, bestBytes
+	}
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"text/tabwriter"
 
+	"github.com/tcmprof/tcmprof/internal/texttable"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/profile"
 )
@@ -79,22 +79,52 @@ func Rank(in *Input, minSamples int) []RankRow {
 	return rows
 }
 
-// WriteRankTable prints rows as an aligned text table.
-func WriteRankTable(w io.Writer, rows []RankRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "samples\tshare\t%s\tsize\tsamples/B\tregion\tlibrary\t  function\n", wording.IntervalHeading)
-	for _, r := range rows {
-		mark := ""
-		if !r.Ranked {
-			mark = " (too few samples)"
-		}
-		lib := r.Func.Library()
-		if lib == "" {
-			lib = "-"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.3f\t%s\t%s\t  %s%s\n",
-			r.Samples, wording.Percent(r.Share), wording.Interval(r.ShareCI.Lo, r.ShareCI.Hi), r.Func.Size, r.Density,
-			wording.Region(string(r.Func.Kind)), lib, r.Func.Key, mark)
+// WriteRankTable prints rows as an aligned text table within
+// texttable.Width columns: samples, share, size, samples per byte, region
+// and the function, named by its source file only where two functions
+// share a name. The rows with too few samples to rank come last, under a
+// line that says so. wide adds the share's interval and the library, and
+// names every function with its source path (rank --wide).
+func WriteRankTable(w io.Writer, rows []RankRow, wide bool) error {
+	titles := []string{"samples", "share", "size", "samples/B", "region", "function"}
+	if wide {
+		titles = []string{"samples", "share", wording.IntervalHeading, "size", "samples/B", "region", "library", "function"}
 	}
-	return tw.Flush()
+	keys := make([]FuncKey, len(rows))
+	for i, r := range rows {
+		keys[i] = r.Func.Key
+	}
+	names := functionNames(keys, wide)
+	t := texttable.New("  ", titles...)
+	add := func(i int) {
+		r := rows[i]
+		cells := []string{fmt.Sprint(r.Samples), wording.Percent(r.Share)}
+		if wide {
+			cells = append(cells, wording.Interval(r.ShareCI.Lo, r.ShareCI.Hi))
+		}
+		cells = append(cells, fmt.Sprint(r.Func.Size), fmt.Sprintf("%.3f", r.Density), wording.Region(string(r.Func.Kind)))
+		if wide {
+			lib := r.Func.Library()
+			if lib == "" {
+				lib = "-"
+			}
+			cells = append(cells, lib)
+		}
+		t.Row(names[i], cells...)
+	}
+	var unranked []int
+	for i, r := range rows {
+		if r.Ranked {
+			add(i)
+		} else {
+			unranked = append(unranked, i)
+		}
+	}
+	if len(unranked) > 0 {
+		t.Section("too few samples to rank (their density is mostly noise); never planned:")
+		for _, i := range unranked {
+			add(i)
+		}
+	}
+	return t.Write(w, texttable.Limit(wide))
 }

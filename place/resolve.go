@@ -2,7 +2,9 @@
 
 package place
 
-import "github.com/tcmprof/tcmprof/elf"
+import (
+	"github.com/tcmprof/tcmprof/elf/symname"
+)
 
 // Match says how a plan entry was found in a (rebuilt) image.
 type Match string
@@ -71,9 +73,9 @@ func resolveOne(e Entry, same []*Func) Resolution {
 			return r
 		}
 	}
-	want := elf.NormalizeClone(e.Key.Clone)
+	want := symname.NormalizeClone(e.Key.Clone)
 	for _, f := range same {
-		if elf.NormalizeClone(f.Key.Clone) != want {
+		if symname.NormalizeClone(f.Key.Clone) != want {
 			continue
 		}
 		switch {

@@ -132,6 +132,13 @@ func (t *layoutTable) selection(x int64) []bool {
 // is the classic baseline (Steinke et al. 2002) the exact plan is compared
 // with, and the Teensy report's method; candidates without value stay out.
 func (p *problem) greedy(budget int64) []bool {
+	sel := make([]bool, len(p.order))
+	p.fill(sel, budget)
+	return sel
+}
+
+// fill adds to sel, as greedy takes them, the candidates that still fit.
+func (p *problem) fill(sel []bool, budget int64) {
 	p.budget = budget
 	fs := p.m.in.Funcs
 	byDensity := make([]int, len(p.order))
@@ -142,9 +149,8 @@ func (p *problem) greedy(budget int64) []bool {
 		ka, kb := byDensity[a], byDensity[b]
 		return p.value[ka]*int64(fs[p.order[kb]].Size) > p.value[kb]*int64(fs[p.order[ka]].Size)
 	})
-	sel := make([]bool, len(p.order))
 	for _, k := range byDensity {
-		if p.value[k] <= 0 {
+		if p.value[k] <= 0 || sel[k] {
 			continue
 		}
 		sel[k] = true
@@ -152,7 +158,6 @@ func (p *problem) greedy(budget int64) []bool {
 			sel[k] = false
 		}
 	}
-	return sel
 }
 
 // solve finds the selection with the most samples whose exact cost fits the

@@ -2,7 +2,9 @@
 
 package place
 
-import "github.com/tcmprof/tcmprof/elf"
+import (
+	"github.com/tcmprof/tcmprof/elf/thumb"
+)
 
 // stallFollowers is how many instructions after a line entry, in the same
 // basic block, give the entry's own execution rate.
@@ -23,10 +25,10 @@ const stallFollowers = 4
 // samples are execution; the rest are stalls. An entry that ends its block
 // at once takes the function's mean over instructions that are no entries.
 //
-// insns are the function's instructions (elf.Instructions), samples its
+// insns are the function's instructions (thumb.Instructions), samples its
 // busy samples by PC, line the I-cache line size. The estimate lies in
 // [0, the function's samples]; it is 0 for code that runs from a TCM.
-func StallSamples(insns []elf.Instruction, samples map[uint32]int, line uint32) float64 {
+func StallSamples(insns []thumb.Instruction, samples map[uint32]int, line uint32) float64 {
 	total, _ := StallLines(insns, samples, line)
 	return total
 }
@@ -40,18 +42,25 @@ type LineHeat struct {
 	Addr    uint32  `json:"addr"` // the line's address in the planned-from image
 	Stalls  float64 `json:"stalls"`
 	Entries float64 `json:"entries"`
+	// Insns counts the instructions that end in the line and Samples
+	// their busy samples, stalls included: pooled over a function, the
+	// samples less the stalls per instruction say how often its
+	// straight-line code runs, with more samples behind it than a line
+	// entry's few.
+	Insns   int `json:"insns"`
+	Samples int `json:"samples"`
 }
 
 // StallLines is StallSamples with the estimate split by cache line, for
 // Func.Stalls and Func.Lines.
-func StallLines(insns []elf.Instruction, samples map[uint32]int, line uint32) (float64, []LineHeat) {
+func StallLines(insns []thumb.Instruction, samples map[uint32]int, line uint32) (float64, []LineHeat) {
 	if len(insns) == 0 || line == 0 {
 		return 0, nil
 	}
 	lineOf := func(a uint32) uint32 { return a / line }
 	farTarget := make(map[uint32]bool)
 	for _, in := range insns {
-		if in.Flow == elf.FlowBranch && lineOf(in.Addr+in.Size-1) != lineOf(in.Target) {
+		if in.Flow == thumb.FlowBranch && lineOf(in.Addr+in.Size-1) != lineOf(in.Target) {
 			farTarget[in.Target] = true
 		}
 	}
@@ -62,7 +71,7 @@ func StallLines(insns []elf.Instruction, samples map[uint32]int, line uint32) (f
 		e := i == 0 || farTarget[in.Addr] || lineOf(in.Addr) != lineOf(in.Addr+in.Size-1)
 		if i > 0 {
 			prev := insns[i-1]
-			e = e || !prev.FallsThrough() || prev.Flow == elf.FlowCall ||
+			e = e || !prev.FallsThrough() || prev.Flow == thumb.FlowCall ||
 				lineOf(prev.Addr+prev.Size-1) != lineOf(in.Addr)
 		}
 		entry[i] = e
@@ -88,15 +97,17 @@ func StallLines(insns []elf.Instruction, samples map[uint32]int, line uint32) (f
 			lines = append(lines, LineHeat{Addr: addr})
 		}
 		l := &lines[len(lines)-1]
+		l.Insns++
+		l.Samples += samples[in.Addr]
 		if !entry[i] {
 			continue
 		}
 		rate, n := 0, 0
-		if in.Flow == elf.FlowNext {
+		if in.Flow == thumb.FlowNext {
 			for j := i + 1; j < len(insns) && !entry[j] && n < stallFollowers; j++ {
 				rate += samples[insns[j].Addr]
 				n++
-				if insns[j].Flow != elf.FlowNext {
+				if insns[j].Flow != thumb.FlowNext {
 					break // the block ends here
 				}
 			}

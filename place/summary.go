@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tcmprof/tcmprof/internal/texttable"
 	"github.com/tcmprof/tcmprof/internal/wording"
 )
 
@@ -16,72 +17,133 @@ import (
 // beside it, the planned functions, why functions were left out (counted by
 // reason, and listed when they were sampled) and the benefit curve. It is
 // what "tcmprof plan" prints; the plan's warnings are the caller's to show.
-func WriteSummary(w io.Writer, p *Plan) error {
+// It fits texttable.Width columns, functions named without their source
+// unless two share a name; wide names them with their source path and
+// writes each sentence on one line (plan --wide).
+func WriteSummary(w io.Writer, p *Plan, wide bool) error {
+	width := texttable.Limit(wide)
+	say := func(phrases ...string) { fmt.Fprint(w, texttable.Wrap(width, "  ", phrases...)) }
 	pr := p.Prediction
-	fmt.Fprintf(w, "plan (%s layout): %d functions, %d bytes of the %d-byte budget (code %d, padding %d, %d veneers in ITCM, %d ITCM veneers removed)\n",
-		p.Layout, pr.Functions, pr.Bytes, p.Budget, pr.Code, pr.Padding, pr.ITCMStubs, pr.RemovedStubs)
-	fmt.Fprintf(w, "ITCM use: %d of %d bytes predicted (%d before)\n", pr.ITCMUsed, p.ITCMSize, p.ITCMUsed)
-	fmt.Fprintf(w, "busy samples covered: %d of %d (%s)\n", pr.Samples, p.BusySamples, wording.Percent(pr.Share))
-	fmt.Fprintf(w, "stall samples removed (predicted): %.0f (%s of busy samples); cycles: %s of now\n",
-		pr.Stalls, wording.Percent(pr.StallShare), predictedCycles(pr, 0))
+	say(fmt.Sprintf("plan (%s layout): %d functions, %d bytes of the %d-byte budget", p.Layout, pr.Functions, pr.Bytes, p.Budget),
+		fmt.Sprintf("(code %d, padding %d, %d veneers in ITCM, %d ITCM veneers removed)", pr.Code, pr.Padding, pr.ITCMStubs, pr.RemovedStubs))
+	say(fmt.Sprintf("ITCM use: %d of %d bytes predicted (%d before)", pr.ITCMUsed, p.ITCMSize, p.ITCMUsed))
+	say(fmt.Sprintf("busy samples covered: %d of %d (%s)", pr.Samples, p.BusySamples, wording.Percent(pr.Share)))
+	say(fmt.Sprintf("stall samples removed (predicted): %.0f (%s of busy samples);", pr.Stalls, wording.Percent(pr.StallShare)),
+		fmt.Sprintf("cycles: %s of now", predictedCycles(pr, 0)))
 	if pr.CyclesHigh > 0 {
-		fmt.Fprintf(w, "cycles: between %s and %s of now (no stall left at all; the code left in flash stalling as predicted, +%.0f %% for its layout)\n",
-			wording.Percent(pr.CyclesLow), wording.Percent(pr.CyclesHigh), 100*LayoutLuck)
+		say(fmt.Sprintf("cycles: between %s and %s of now", wording.Percent(pr.CyclesLow), wording.Percent(pr.CyclesHigh)),
+			"(no stall left at all;", "every sampled line left in flash", "counted as fetched on every pass,", fmt.Sprintf("+%.0f %% for its layout)", 100*LayoutLuck))
 	}
 	if p.CyclesPerUnit > 0 {
 		between := ""
 		if pr.CyclesHigh > 0 {
 			between = fmt.Sprintf(", between %.0f and %.0f", p.CyclesPerUnit*pr.CyclesLow, p.CyclesPerUnit*pr.CyclesHigh)
 		}
-		fmt.Fprintf(w, "cycles per unit (predicted): %.0f -> %s%s\n", p.CyclesPerUnit, predictedCycles(pr, p.CyclesPerUnit), between)
+		say(fmt.Sprintf("cycles per unit (predicted): %.0f -> %s%s", p.CyclesPerUnit, predictedCycles(pr, p.CyclesPerUnit), between))
 	}
 	if p.Filled {
-		fmt.Fprintf(w, "the budget holds every function with %d samples or more: the plan also takes the sampled ones below\n", p.MinSamples)
+		say(fmt.Sprintf("the budget holds every function with %d samples or more:", p.MinSamples), "the plan also takes the sampled ones below")
 	}
 	objective := p.Objective
 	if objective == "" {
 		objective = ObjectiveSamples
 	}
 	switch {
-	case objective == ObjectiveStalls:
-		fmt.Fprintf(w, "objective stalls: the fewest predicted stalls of the stalls knapsack, greedy by stalls per byte and density-greedy\n")
+	case objective == ObjectiveStalls && p.Chosen != "":
+		say(append([]string{"objective stalls:"}, texttable.Phrases(p.Chosen, ", ")...)...)
 	case !objective.exact():
-		fmt.Fprintf(w, "objective %s: a greedy ranking\n", objective)
+		say(fmt.Sprintf("objective %s: a greedy ranking", objective))
 	case p.Optimal:
-		fmt.Fprintf(w, "objective %s: exact plan, proven optimal under the cost model\n", objective)
+		say(fmt.Sprintf("objective %s: exact plan, proven optimal under the cost model", objective))
 	default:
-		fmt.Fprintf(w, "objective %s: exact plan, search stopped early; no plan covers more than %d samples\n", objective, p.UpperBound)
+		say(fmt.Sprintf("objective %s: exact plan, search stopped early;", objective), fmt.Sprintf("no plan covers more than %d samples", p.UpperBound))
 	}
-	fmt.Fprintf(w, "greedy by samples per byte: %d functions, %d bytes, %d samples (%s), %.0f stall samples removed (predicted)\n",
-		p.Greedy.Functions, p.Greedy.Bytes, p.Greedy.Samples, wording.Percent(p.Greedy.Share), p.Greedy.Stalls)
-	fmt.Fprintf(w, "veneers in the image: %d now, %d predicted\n", p.VeneersBefore, pr.Veneers)
+	say(fmt.Sprintf("greedy by samples per byte: %d functions, %d bytes, %d samples (%s),", p.Greedy.Functions, p.Greedy.Bytes, p.Greedy.Samples, wording.Percent(p.Greedy.Share)),
+		fmt.Sprintf("%.0f stall samples removed (predicted)", p.Greedy.Stalls))
+	say(fmt.Sprintf("veneers in the image: %d now, %d predicted", p.VeneersBefore, pr.Veneers))
 	if len(p.Excluded) > 0 {
-		fmt.Fprintf(w, "not planned: %s\n", exclusionCounts(p.Excluded))
+		say(append([]string{"not planned:"}, texttable.Phrases(exclusionCounts(p.Excluded), ", ")...)...)
 	}
 	if len(p.Entries) > 0 {
 		fmt.Fprintln(w, "\nplanned:")
-		for _, e := range p.Entries {
-			fmt.Fprintf(w, "  %6d samples  %6.1f stalls  %5d B  %s\n", e.Samples, e.Stalls, e.Size, e.Key)
+		keys := make([]FuncKey, len(p.Entries))
+		for i, e := range p.Entries {
+			keys[i] = e.Key
+		}
+		names := functionNames(keys, wide)
+		t := texttable.New("  ", "samples", "stalls", "size", "function")
+		for i, e := range p.Entries {
+			t.Row(names[i], fmt.Sprint(e.Samples), fmt.Sprintf("%.1f", e.Stalls), fmt.Sprint(e.Size))
+		}
+		if err := t.Write(w, width); err != nil {
+			return err
 		}
 	}
+	if err := writeSampledExclusions(w, p.Excluded, wide); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nbenefit by budget:")
+	return WriteCurveTable(w, p.Curve, p.CyclesPerUnit, wide)
+}
+
+// writeSampledExclusions lists the sampled functions the plan left out
+// for a reason other than too few samples, under each reason.
+func writeSampledExclusions(w io.Writer, excluded []Exclusion, wide bool) error {
 	var sampled []Exclusion
-	for _, x := range p.Excluded {
+	for _, x := range excluded {
 		if x.Samples > 0 && x.Reason != ReasonFewSamples {
 			sampled = append(sampled, x)
 		}
 	}
-	if len(sampled) > 0 {
-		fmt.Fprintln(w, "\nnot planned although sampled:")
-		for _, x := range sampled {
-			detail := x.Reason
-			if x.Detail != "" {
-				detail += ": " + x.Detail
-			}
-			fmt.Fprintf(w, "  %6d samples  %s (%s)\n", x.Samples, x.Key, detail)
+	if len(sampled) == 0 {
+		return nil
+	}
+	why := func(x Exclusion) string {
+		if x.Detail != "" {
+			return x.Reason + ": " + x.Detail
+		}
+		return x.Reason
+	}
+	// The reasons in the order of their most sampled function.
+	var reasons []string
+	byReason := make(map[string][]int)
+	keys := make([]FuncKey, len(sampled))
+	for i, x := range sampled {
+		r := why(x)
+		if byReason[r] == nil {
+			reasons = append(reasons, r)
+		}
+		byReason[r] = append(byReason[r], i)
+		keys[i] = x.Key
+	}
+	names := functionNames(keys, wide)
+	fmt.Fprintln(w, "\nnot planned although sampled:")
+	t := texttable.New("  ", "samples", "function")
+	for _, r := range reasons {
+		t.Section(r)
+		for _, i := range byReason[r] {
+			t.RowUnder(names[i], fmt.Sprint(sampled[i].Samples))
 		}
 	}
-	fmt.Fprintln(w, "\nbenefit by budget:")
-	return WriteCurveTable(w, p.Curve, p.CyclesPerUnit)
+	return t.Write(w, texttable.Limit(wide))
+}
+
+// functionNames names functions in a table: by name, with as much of the
+// source path as tells two of one name apart, or (wide) with the whole
+// source path.
+func functionNames(keys []FuncKey, wide bool) []string {
+	names, sources := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		if wide {
+			names[i] = k.String()
+		} else {
+			names[i], sources[i] = k.Name(), k.Source
+		}
+	}
+	if wide {
+		return names
+	}
+	return texttable.Disambiguate(names, sources)
 }
 
 // NotPlanned says how many functions each reason left out of the plan:

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/sample"
 )
 
@@ -79,9 +80,9 @@ type FunctionStat struct {
 	Share    Share         `json:"share"`
 	Size     uint32        `json:"size"`
 	// Density is busy samples per byte, the ranking key for placement.
-	Density float64        `json:"samples_per_byte"`
-	Region  elf.RegionKind `json:"region"`
-	Library string         `json:"library,omitempty"`
+	Density float64          `json:"samples_per_byte"`
+	Region  board.RegionKind `json:"region"`
+	Library string           `json:"library,omitempty"`
 }
 
 // Analyze reads c against img and computes its figures.
@@ -148,7 +149,7 @@ func (s *Symbolized) Analyze() *Analysis {
 			callers[k] = map[string]int{}
 		}
 		callers[k][caller] += st.Count
-		if st.PC.Region == elf.KindFlash {
+		if st.PC.Region == board.KindFlash {
 			flashPCs = append(flashPCs, st.PC.Addr)
 			flashFuncs[k] = true
 		}
@@ -178,8 +179,8 @@ func (s *Symbolized) Analyze() *Analysis {
 }
 
 // cacheGeometry is the I-cache the footprint is measured against.
-func (s *Symbolized) cacheGeometry() elf.CacheGeometry {
-	if s.Options.ICache != (elf.CacheGeometry{}) {
+func (s *Symbolized) cacheGeometry() board.CacheGeometry {
+	if s.Options.ICache != (board.CacheGeometry{}) {
 		return s.Options.ICache
 	}
 	return s.Board.ICache

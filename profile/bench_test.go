@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
@@ -49,7 +50,7 @@ func millionCapture(b *testing.B) (*sample.Capture, *elf.Image, string) {
 		}
 		funcs = append(funcs, f)
 		for a := f.Addr; a+4 <= f.Addr+f.Size; a += 2 {
-			if _, _, ok := elf.BLTarget(img.Bytes, a); ok {
+			if _, _, ok := thumb.BLTarget(img.Bytes, a); ok {
 				returns = append(returns, (a+4)|1)
 			}
 		}

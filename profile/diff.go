@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	pprof "github.com/google/pprof/profile"
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/internal/wording"
 )
 
@@ -166,7 +166,7 @@ func AnalyzeProfile(p *pprof.Profile) (*Analysis, error) {
 		}
 		f := funcs[name]
 		if f == nil {
-			f = &FunctionStat{Name: name, Region: elf.RegionKind(region), Library: first(s.Label[LabelLibrary], "")}
+			f = &FunctionStat{Name: name, Region: board.RegionKind(region), Library: first(s.Label[LabelLibrary], "")}
 			funcs[name] = f
 		}
 		f.Samples += n

@@ -11,6 +11,7 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/internal/atomicfile"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -108,7 +109,7 @@ func (s *Symbolized) Profile() (*pprof.Profile, error) {
 }
 
 type labelKey struct {
-	region  elf.RegionKind
+	region  board.RegionKind
 	library string
 	exc     uint16
 	thread  uint32

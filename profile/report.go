@@ -8,9 +8,9 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/unwind"
+	"github.com/tcmprof/tcmprof/internal/texttable"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -18,6 +18,10 @@ import (
 // ReportOptions shapes WriteReport.
 type ReportOptions struct {
 	Top int // functions listed; 0 lists all
+	// Wide lists every column (samples per byte and library too) and
+	// writes names whole and sentences on one line; otherwise the report
+	// fits texttable.Width columns.
+	Wide bool
 }
 
 // WriteReport prints a as text tables: busy and idle samples, busy share
@@ -26,9 +30,11 @@ type ReportOptions struct {
 // LRs were trusted and how far stacks were unwound.
 func WriteReport(w io.Writer, a *Analysis, o ReportOptions) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "%s\n", a.Summary())
+	width := texttable.Limit(o.Wide)
+	say := func(phrases ...string) { fmt.Fprint(ew, texttable.Wrap(width, "  ", phrases...)) }
+	say(a.summary()...)
 	if a.Gaps != nil {
-		fmt.Fprintf(ew, "warning: %s\n", a.Gaps)
+		say(fmt.Sprintf("warning: %s", a.Gaps))
 	}
 	fmt.Fprintln(ew)
 	n := len(fmt.Sprint(a.Samples)) // the widest count, right-aligned
@@ -38,34 +44,38 @@ func WriteReport(w io.Writer, a *Analysis, o ReportOptions) error {
 	if a.Busy.Count == 0 {
 		fmt.Fprintln(ew, "\nno busy samples")
 	} else {
-		groupTable(ew, "region", a.Regions)
+		groupTable(ew, "region", a.Regions, width)
 		if len(a.Libraries) > 0 {
-			groupTable(ew, "library", a.Libraries)
+			groupTable(ew, "library", a.Libraries, width)
 		}
-		functionTable(ew, a, o.Top)
-		fmt.Fprintf(ew, "\nI-cache footprint of busy flash samples: %d functions, %s\n", a.FlashFunctions, a.Footprint)
+		functionTable(ew, a, o.Top, o.Wide)
+		fmt.Fprintln(ew)
+		say(append([]string{"I-cache footprint of busy flash samples:", fmt.Sprintf("%d functions,", a.FlashFunctions)},
+			texttable.Phrases(a.Footprint.String(), "; ")...)...)
 	}
 	if len(a.Callers) > 0 {
-		callerTable(ew, a.Callers)
+		callerTable(ew, a.Callers, width)
 	}
 	if a.LR.Records > 0 {
-		fmt.Fprintf(ew, "\nLR: %s\n", a.LR)
+		fmt.Fprintln(ew)
+		say("LR: " + a.LR.String())
 	}
 	if a.Unwind.Records > 0 {
-		fmt.Fprintf(ew, "unwind: %s\n", a.Unwind)
-		fmt.Fprintf(ew, "  ended: %s\n", stopCounts(a.Unwind.ByStop))
+		say("unwind: " + a.Unwind.String())
+		fmt.Fprint(ew, texttable.Wrap(width, "    ", "  ended: "+stopCounts(a.Unwind.ByStop)))
 	}
 	for _, warn := range a.Warnings {
-		fmt.Fprintf(ew, "warning: %s\n", warn)
+		say("warning: " + warn)
 	}
 	return ew.err
 }
 
-// Summary is the analysis in one sentence: the busy share, how much of it
-// runs from flash, and the I-cache footprint of that flash code.
-func (a *Analysis) Summary() string {
+// summary is the analysis in one sentence, in phrases for texttable.Wrap
+// to break between: the busy share, how much of it runs from flash, and
+// the I-cache footprint of that flash code.
+func (a *Analysis) summary() []string {
 	if a.Busy.Count == 0 {
-		return fmt.Sprintf("%d samples, none busy", a.Samples)
+		return []string{fmt.Sprintf("%d samples, none busy", a.Samples)}
 	}
 	flash := 0
 	for _, g := range a.Regions {
@@ -73,26 +83,31 @@ func (a *Analysis) Summary() string {
 			flash = g.Samples
 		}
 	}
-	s := fmt.Sprintf("%s busy; %s of it in flash", wording.Percent(a.Busy.Fraction()), wording.Percent(NewShare(flash, a.Busy.Count).Fraction()))
+	s := []string{fmt.Sprintf("%s busy; %s of it in flash", wording.Percent(a.Busy.Fraction()), wording.Percent(NewShare(flash, a.Busy.Count).Fraction()))}
 	if flash > 0 {
 		f := a.Footprint
-		s += fmt.Sprintf(", in %d functions touching %d distinct %d-byte lines = %s (I-cache %s)",
-			a.FlashFunctions, f.Lines, f.Geometry.LineSize, kb(f.Bytes), kb(int(f.Geometry.Size)))
+		s[0] += ","
+		s = append(s, fmt.Sprintf("in %d functions, %d distinct %d-byte lines = %s (I-cache %s)",
+			a.FlashFunctions, f.Lines, f.Geometry.LineSize, kb(f.Bytes), kb(int(f.Geometry.Size))))
 	}
 	return s
 }
 
-func groupTable(w io.Writer, what string, gs []Group) {
+// groupTable is the busy share per region or library, the name last as in
+// every table.
+func groupTable(w io.Writer, what string, gs []Group, width int) {
 	fmt.Fprintf(w, "\nbusy by %s\n", what)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tsamples\tshare\t%s\t\n", what, wording.IntervalHeading)
+	t := texttable.New("  ", "samples", "share", wording.IntervalHeading, what)
 	for _, g := range gs {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t\n", g.Name, g.Samples, wording.Percent(g.Share.Fraction()), interval(g.Share))
+		t.Row(g.Name, fmt.Sprint(g.Samples), wording.Percent(g.Share.Fraction()), interval(g.Share))
 	}
-	tw.Flush()
+	t.Write(w, width)
 }
 
-func functionTable(w io.Writer, a *Analysis, top int) {
+// functionTable is the busy share per function. Within 80 columns it
+// leaves out the samples per byte (rank's key, which lists them) and the
+// library (the library table sums them); --wide shows both.
+func functionTable(w io.Writer, a *Analysis, top int, wide bool) {
 	fs := a.Functions
 	title := fmt.Sprintf("busy by function (%d functions)", len(fs))
 	if top > 0 && top < len(fs) {
@@ -100,36 +115,52 @@ func functionTable(w io.Writer, a *Analysis, top int) {
 		title = fmt.Sprintf("busy by function (top %d of %d)", top, len(a.Functions))
 	}
 	fmt.Fprintf(w, "\n%s\n", title)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "samples\tshare\t%s\tsize\tsamples/B\tregion\tlibrary\t  function\n", wording.IntervalHeading)
-	for _, f := range fs {
-		lib := f.Library
-		if lib == "" {
-			lib = "-"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.3f\t%s\t%s\t  %s\n",
-			f.Samples, wording.Percent(f.Share.Fraction()), interval(f.Share), f.Size, f.Density, wording.Region(string(f.Region)), lib, f.Name)
+	titles := []string{"samples", "share", wording.IntervalHeading, "size", "region", "function"}
+	if wide {
+		titles = []string{"samples", "share", wording.IntervalHeading, "size", "samples/B", "region", "library", "function"}
 	}
-	tw.Flush()
+	t := texttable.New("  ", titles...)
+	names, sources := make([]string, len(fs)), make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
+		if f.Function != nil {
+			sources[i] = f.Function.Source
+		}
+	}
+	names = texttable.Disambiguate(names, sources)
+	for i, f := range fs {
+		cells := []string{fmt.Sprint(f.Samples), wording.Percent(f.Share.Fraction()), interval(f.Share), fmt.Sprint(f.Size)}
+		region := wording.Region(string(f.Region))
+		if wide {
+			lib := f.Library
+			if lib == "" {
+				lib = "-"
+			}
+			cells = append(cells, fmt.Sprintf("%.3f", f.Density), region, lib)
+		} else {
+			cells = append(cells, region)
+		}
+		t.Row(names[i], cells...)
+	}
+	t.Write(w, texttable.Limit(wide))
 }
 
 // callerTable prints who called the hottest functions.
-func callerTable(w io.Writer, fs []FunctionCallers) {
+func callerTable(w io.Writer, fs []FunctionCallers, width int) {
 	fmt.Fprintf(w, "\ntop callers of the %d busiest functions\n", len(fs))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "samples\tshare\t  function, then who called it\n")
+	t := texttable.New("  ", "samples", "share", "function, then who called it")
 	for _, f := range fs {
-		fmt.Fprintf(tw, "%d\t\t  %s\n", f.Samples, f.Name)
+		t.Row(f.Name, fmt.Sprint(f.Samples), "")
 		for _, c := range f.Callers {
-			fmt.Fprintf(tw, "%d\t%s\t    %s\n", c.Samples, wording.Percent(c.Share.Fraction()), c.Name)
+			t.RowUnder(c.Name, fmt.Sprint(c.Samples), wording.Percent(c.Share.Fraction()))
 		}
 	}
-	tw.Flush()
+	t.Write(w, width)
 }
 
 // stopCounts lists why unwinds ended, most frequent first.
-func stopCounts(m map[elf.UnwindStop]int) string {
-	stops := make([]elf.UnwindStop, 0, len(m))
+func stopCounts(m map[unwind.Stop]int) string {
+	stops := make([]unwind.Stop, 0, len(m))
 	for s := range m {
 		stops = append(stops, s)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 )
 
 // Sites symbolizes and classifies code addresses, each once: Symbolize
@@ -14,7 +15,7 @@ import (
 // not safe for concurrent use.
 type Sites struct {
 	img   *elf.Image
-	board *elf.Board
+	board *board.Board
 	opts  Options
 	m     map[uint32]*Site
 }
@@ -31,7 +32,7 @@ func NewSites(img *elf.Image, opts Options) (*Sites, error) {
 	b := opts.Board
 	if b == nil {
 		var err error
-		if b, err = elf.BoardByName("teensy41"); err != nil {
+		if b, err = board.ByName("teensy41"); err != nil {
 			return nil, err
 		}
 	}
@@ -40,7 +41,7 @@ func NewSites(img *elf.Image, opts Options) (*Sites, error) {
 
 // Board is the board the sites are classified against: opts.Board, or
 // teensy41 when that was nil.
-func (c *Sites) Board() *elf.Board { return c.board }
+func (c *Sites) Board() *board.Board { return c.board }
 
 // At returns the site of addr, symbolizing it on its first use.
 func (c *Sites) At(addr uint32) *Site {

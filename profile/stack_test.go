@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/unwind"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -37,7 +38,7 @@ func TestStacksFromSnapshots(t *testing.T) {
 	}
 	want := UnwindStats{Records: 3 * n, Complete: n, TruncatedDepth: 2 * n, Frames: 5 * n}
 	if got := s.Unwind; got.String() != want.String() || len(got.ByStop) != 2 ||
-		got.ByStop[elf.StopDepth] != 2*n || got.ByStop[elf.StopException] != n {
+		got.ByStop[unwind.StopDepth] != 2*n || got.ByStop[unwind.StopException] != n {
 		t.Errorf("unwind stats %+v, want %+v", got, want)
 	}
 	callers := map[uint32][]uint32{}

@@ -7,7 +7,7 @@ import (
 	"math"
 	"path"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/internal/wording"
 )
 
@@ -161,7 +161,7 @@ func AfterWaitForInterrupt(code []byte) bool {
 }
 
 // ValidateCache reports a geometry that cannot be a cache.
-func ValidateCache(g elf.CacheGeometry) error {
+func ValidateCache(g board.CacheGeometry) error {
 	if g.LineSize == 0 || g.Ways == 0 || g.Size == 0 || g.Size%(g.LineSize*g.Ways) != 0 {
 		return fmt.Errorf("cache geometry %d B, %d-way, %d B lines: size must be a non-zero multiple of ways × line", g.Size, g.Ways, g.LineSize)
 	}
@@ -173,7 +173,7 @@ func ValidateCache(g elf.CacheGeometry) error {
 // A set holding more lines than it has ways must evict on every pass through
 // the code that uses them.
 type Footprint struct {
-	Geometry elf.CacheGeometry
+	Geometry board.CacheGeometry
 	Lines    int // distinct lines touched
 	Bytes    int // Lines × LineSize
 	// SetsOver is the number of sets holding more lines than ways, and
@@ -184,7 +184,7 @@ type Footprint struct {
 
 // NewFootprint computes the footprint of addrs (each counted once per
 // line however often it occurs).
-func NewFootprint(g elf.CacheGeometry, addrs []uint32) Footprint {
+func NewFootprint(g board.CacheGeometry, addrs []uint32) Footprint {
 	f := Footprint{Geometry: g}
 	if ValidateCache(g) != nil {
 		return f

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 )
 
 // The expected intervals are Newcombe (1998), "Two-sided confidence
@@ -39,7 +39,7 @@ func TestNewShareMatchesNewcombeTable(t *testing.T) {
 }
 
 func TestFootprintCountsLinesAndSetConflicts(t *testing.T) {
-	g := elf.CacheGeometry{Size: 1024, Ways: 2, LineSize: 32} // 16 sets; set stride 512 B
+	g := board.CacheGeometry{Size: 1024, Ways: 2, LineSize: 32} // 16 sets; set stride 512 B
 	addrs := []uint32{
 		0x60000000, 0x60000002, 0x6000001e, // one line, set 0
 		0x60000200, 0x60000400, // set 0 again, two more lines: 3 lines in a 2-way set
@@ -51,7 +51,7 @@ func TestFootprintCountsLinesAndSetConflicts(t *testing.T) {
 	if f != want {
 		t.Errorf("footprint %+v, want %+v", f, want)
 	}
-	if err := ValidateCache(elf.CacheGeometry{Size: 1000, Ways: 2, LineSize: 32}); err == nil {
+	if err := ValidateCache(board.CacheGeometry{Size: 1000, Ways: 2, LineSize: 32}); err == nil {
 		t.Error("a 1000-byte 2-way 32-byte-line cache was accepted")
 	}
 }

@@ -13,6 +13,11 @@ import (
 	"strings"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/dwarfline"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
+	"github.com/tcmprof/tcmprof/elf/thumb"
+	"github.com/tcmprof/tcmprof/elf/unwind"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -20,13 +25,13 @@ import (
 // Options say how a capture is read against its image.
 type Options struct {
 	// Board gives the memory regions and the I-cache; nil means teensy41.
-	Board *elf.Board
+	Board *board.Board
 	// Map, when set, attributes code to the libraries of a GNU ld map file.
-	Map *elf.Map
+	Map *mapfile.Map
 	// Idle says which samples are idle rather than busy.
 	Idle IdleRules
 	// ICache overrides the board's instruction cache when non-zero.
-	ICache elf.CacheGeometry
+	ICache board.CacheGeometry
 	// Force reads a capture whose build-id differs from the image's.
 	Force bool
 }
@@ -34,9 +39,9 @@ type Options struct {
 // Site is one code address with everything tcmprof knows about it.
 type Site struct {
 	Addr     uint32
-	Function *elf.Function // the physical function holding Addr; nil outside every function
-	Frames   []elf.Frame   // inline chain, innermost first; empty without DWARF
-	Region   elf.RegionKind
+	Function *elf.Function     // the physical function holding Addr; nil outside every function
+	Frames   []dwarfline.Frame // inline chain, innermost first; empty without DWARF
+	Region   board.RegionKind
 	Library  string // from the map file; "" when unknown
 	Idle     bool   // in an idle function, or right after a WFI/WFE
 }
@@ -64,9 +69,9 @@ type Stack struct {
 	Callers []*Site
 	// Completed is how many of the outermost Callers were not in the
 	// records' own snapshots: unwound through the words below the
-	// thread's stack top (Capture.StackTops, elf.UnwindThread) or
+	// thread's stack top (Capture.StackTops, unwind.Unwinder.UnwindThread) or
 	// completed from other records of the thread that share the frame
-	// below them (elf.CompleteStacks).
+	// below them (unwind.CompleteStacks).
 	Completed int
 	Exc       uint16
 	Thread    uint32
@@ -98,7 +103,7 @@ type UnwindStats struct {
 	// Frames counts the frames of all stacks, the first included.
 	Frames int
 	// ByStop counts the records by why their unwind ended.
-	ByStop map[elf.UnwindStop]int
+	ByStop map[unwind.Stop]int
 }
 
 func (u UnwindStats) String() string {
@@ -114,7 +119,7 @@ func (u UnwindStats) String() string {
 
 // count adds one unwind of frames frames, completed of them from other
 // records, that ended at stop.
-func (u *UnwindStats) count(frames, completed int, stop elf.UnwindStop) {
+func (u *UnwindStats) count(frames, completed int, stop unwind.Stop) {
 	u.Records++
 	u.Frames += frames
 	u.CompletedFrames += completed
@@ -122,7 +127,7 @@ func (u *UnwindStats) count(frames, completed int, stop elf.UnwindStop) {
 		u.Completed++
 	}
 	if u.ByStop == nil {
-		u.ByStop = map[elf.UnwindStop]int{}
+		u.ByStop = map[unwind.Stop]int{}
 	}
 	u.ByStop[stop]++
 	switch {
@@ -130,7 +135,7 @@ func (u *UnwindStats) count(frames, completed int, stop elf.UnwindStop) {
 		u.Complete++
 	case frames == 1:
 		u.Failed++
-	case stop == elf.StopDepth:
+	case stop == unwind.StopDepth:
 		u.TruncatedDepth++
 	default:
 		u.Truncated++
@@ -162,7 +167,7 @@ func (l LRStats) String() string {
 type Symbolized struct {
 	Capture *sample.Capture
 	Image   *elf.Image
-	Board   *elf.Board
+	Board   *board.Board
 	Options Options
 	Stacks  []Stack // ordered by PC, callers, exception, thread
 	LR      LRStats
@@ -212,7 +217,7 @@ func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, er
 	unwound := r.unwindAll()
 	for i := range c.Records {
 		rec := &c.Records[i]
-		var u *elf.UnwoundStack
+		var u *unwind.Stack
 		if unwound != nil {
 			u = &unwound[i]
 		}
@@ -276,7 +281,7 @@ func (s *Symbolized) coverageWarnings() []string {
 	}
 	if noRegion > 0 {
 		ws = append(ws, fmt.Sprintf("%d of %d samples are in code outside every memory region of board %s (region unknown): name the board the capture ran on with --board (%s) or give its devicetree with --dts",
-			noRegion, n, s.Board.Name, strings.Join(elf.BoardNames(), ", ")))
+			noRegion, n, s.Board.Name, strings.Join(board.Names(), ", ")))
 	}
 	return ws
 }
@@ -288,7 +293,7 @@ func (r *resolver) loadCFI() error {
 	if h.Fields&sample.FieldLR == 0 {
 		return nil
 	}
-	cfi, err := elf.LoadCFI(r.s.Image.File())
+	cfi, err := unwind.LoadCFI(r.s.Image.File())
 	if err != nil || cfi == nil {
 		why := "the ELF has no .debug_frame"
 		if err != nil {
@@ -301,7 +306,7 @@ func (r *resolver) loadCFI() error {
 	}
 	r.cfi = cfi
 	if h.Fields&sample.FieldStack != 0 && cfi != nil {
-		u, err := elf.NewUnwinder(r.s.Image)
+		u, err := unwind.New(r.s.Image)
 		if err != nil {
 			return fmt.Errorf("%w", err)
 		}
@@ -312,19 +317,19 @@ func (r *resolver) loadCFI() error {
 
 // unwindAll unwinds every record's stack snapshot and completes the
 // stacks the snapshot's depth cut short from the other records of their
-// thread (elf.CompleteStacks): nil for a capture without stacks or an
+// thread (unwind.CompleteStacks): nil for a capture without stacks or an
 // image without CFI.
-func (r *resolver) unwindAll() []elf.UnwoundStack {
+func (r *resolver) unwindAll() []unwind.Stack {
 	h := &r.s.Capture.Header
 	if h.Fields&sample.FieldStack == 0 || r.unwinder == nil {
 		return nil
 	}
-	out := make([]elf.UnwoundStack, len(r.s.Capture.Records))
+	out := make([]unwind.Stack, len(r.s.Capture.Records))
 	for i := range r.s.Capture.Records {
 		rec := &r.s.Capture.Records[i]
 		// Fewer words than K: the copy stopped at the stack's top (no
 		// words at all may also mean SP was outside the stack).
-		snap := elf.StackSnapshot{
+		snap := unwind.Snapshot{
 			PC: rec.PC, SP: rec.SP, LR: rec.LR, Words: rec.Stack,
 			AtTop: len(rec.Stack) > 0 && len(rec.Stack) < int(h.StackWords),
 		}
@@ -338,21 +343,21 @@ func (r *resolver) unwindAll() []elf.UnwoundStack {
 		}
 		out[i] = r.unwinder.UnwindThread(snap, rec.Thread)
 	}
-	elf.CompleteStacks(out)
+	unwind.CompleteStacks(out)
 	return out
 }
 
 // callers are rec's frames above its PC: its unwound (and completed)
 // stack u when it passes the first frame, else the accepted LR caller;
 // and how many of the outermost came from other records.
-func (r *resolver) callers(rec *sample.Record, u *elf.UnwoundStack) ([]uint32, int) {
+func (r *resolver) callers(rec *sample.Record, u *unwind.Stack) ([]uint32, int) {
 	h := &r.s.Capture.Header
 	if h.Fields&sample.FieldLR == 0 {
 		return nil, 0
 	}
 	var out []uint32
 	if h.Fields&sample.FieldStack != 0 {
-		frames, completed, stop := 1, 0, elf.StopNoCFI
+		frames, completed, stop := 1, 0, unwind.StopNoCFI
 		if u != nil {
 			for _, f := range u.Frames[1:] {
 				out = append(out, f.PC)
@@ -467,8 +472,8 @@ var systemExceptions = [16]string{
 type resolver struct {
 	s        *Symbolized
 	sites    *Sites
-	cfi      *elf.CFI      // nil: LR is judged by its call instruction alone
-	unwinder *elf.Unwinder // nil: no stacks, or no CFI to unwind them
+	cfi      *unwind.CFI      // nil: LR is judged by its call instruction alone
+	unwinder *unwind.Unwinder // nil: no stacks, or no CFI to unwind them
 	// lrLive caches the CFI's answer per PC: evaluating the CFI program
 	// allocates, and a capture revisits the same PCs millions of times.
 	lrLive map[uint32]bool
@@ -507,7 +512,7 @@ func (r *resolver) caller(pc, lr uint32) uint32 {
 		l.ExcReturn++
 		return 0
 	}
-	site, ok := elf.CallSite(code, lr)
+	site, ok := thumb.CallSite(code, lr)
 	if !ok {
 		l.NoCall++
 		return 0
@@ -517,10 +522,10 @@ func (r *resolver) caller(pc, lr uint32) uint32 {
 		return site
 	}
 	if f := r.sites.At(pc).Function; f != nil {
-		if target, _, ok := elf.BLTarget(code, site); ok {
+		if target, _, ok := thumb.BLTarget(code, site); ok {
 			// A call between flash and ITCM goes through a linker veneer:
 			// the function called is the veneer's destination.
-			if dest, ok := elf.VeneerTarget(code, target&^1); ok {
+			if dest, ok := thumb.VeneerTarget(code, target&^1); ok {
 				target = dest
 			}
 			if target&^1 == f.Addr {

@@ -146,7 +146,7 @@ so its listing would be wrong. Disassemble the image with the ARM toolchain inst
 // disasmSymbol is the ELF symbol of the function the UI asks to
 // disassemble: its f parameter is a regexp of the profile's name
 // (`^run_burst \[clone \.isra\.0\]$`), and the symbol is the name
-// before elf.WithClone wrote it ("run_burst.isra.0").
+// before symname.WithClone wrote it ("run_burst.isra.0").
 func disasmSymbol(f string) string {
 	f = strings.ReplaceAll(strings.Trim(f, "^$"), `\`, "")
 	if base, clone, ok := strings.Cut(f, " [clone "); ok {

@@ -44,7 +44,8 @@ say "planning ITCM from before.tcmcap (all the free ITCM, ld layout)"
 # gen_relocate_app.py orders the sections differently (other padding).
 "$bin" plan --elf "$before_elf" --map "$before_map" --board "$board" "$out/before.tcmcap" \
 	--format zephyr -o "$out/itcm.cmake" >"$out/plan-zephyr.txt" 2>"$out/plan-zephyr.log"
-sed -n '1,6p' "$out/plan.txt"
+# What the plan predicts: the summary down to its objective line.
+sed -n '/^objective /q;p' "$out/plan.txt"
 
 fw="$PWD/$out/firmware-itcm"
 say "relinking the firmware ($opt) with itcm.ld into $fw"

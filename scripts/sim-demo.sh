@@ -27,7 +27,7 @@ say() { printf 'sim-demo: %s\n' "$*" >&2; }
 fail() { say "$*"; exit 1; }
 
 make -s build >&2
-make_args=(-s -C firmware-sampler/qemu OUT="$PWD/$OUT" OPT="$OPT" WORKLOAD="$WORKLOAD")
+make_args=(-s -C firmware-sampler/qemu OUT="$(realpath -m "$OUT")" OPT="$OPT" WORKLOAD="$WORKLOAD")
 if [ -n "${ITCM_LD:-}" ]; then
 	make_args+=(ITCM_LD="$(realpath "$ITCM_LD")")
 fi

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/sim/simtest"
 )
 
@@ -50,7 +50,7 @@ func demoLikeTrace() ([]byte, uint32) {
 // as "insns/s" (the target is 100 M/s on one core).
 func BenchmarkRun(b *testing.B) {
 	trace, insns := demoLikeTrace()
-	board, _ := elf.BoardByName("qemu-demo")
+	board, _ := board.ByName("qemu-demo")
 	cfg := BoardConfig(board)
 	cfg.Sampling = &Sampling{ClockHz: DefaultClockHz, RateHz: 10000, JitterPct: DefaultJitterPct}
 	b.SetBytes(int64(len(trace)))
@@ -78,7 +78,7 @@ func BenchmarkRecordingRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	board, _ := elf.BoardByName("qemu-demo")
+	board, _ := board.ByName("qemu-demo")
 	cfg := BoardConfig(board)
 	b.ResetTimer()
 	for range b.N {

@@ -20,7 +20,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/sample/device"
 )
 
@@ -116,7 +116,7 @@ func (s *Sampling) Interval() (mean, base, span uint32) {
 
 // Config is what to model.
 type Config struct {
-	Cache   elf.CacheGeometry
+	Cache   board.CacheGeometry
 	Policy  Policy
 	Seed    uint32 // Random policy seed; 0 picks a fixed one
 	Penalty uint32 // cycles of a line fill (an instruction fetch that misses)
@@ -132,10 +132,10 @@ type Config struct {
 
 // BoardConfig is the default model of a board: its I-cache, LRU, the
 // default fill penalty, its ITCM regions as TCM.
-func BoardConfig(b *elf.Board) Config {
+func BoardConfig(b *board.Board) Config {
 	c := Config{Cache: b.ICache, Policy: LRU, Penalty: DefaultPenalty}
 	for _, r := range b.Regions {
-		if r.Kind == elf.KindITCM {
+		if r.Kind == board.KindITCM {
 			c.TCM = append(c.TCM, Range{r.Start, r.End()})
 		}
 	}

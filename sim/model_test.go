@@ -7,7 +7,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/sim/simtest"
 )
 
@@ -34,7 +34,7 @@ func threeLinesOneSet(buildID []byte) []byte {
 
 func testConfig(t *testing.T) Config {
 	t.Helper()
-	b, err := elf.BoardByName("teensy41")
+	b, err := board.ByName("teensy41")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,4 +319,4 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-var testGeometry = elf.CacheGeometry{Size: 32 << 10, Ways: 2, LineSize: 32}
+var testGeometry = board.CacheGeometry{Size: 32 << 10, Ways: 2, LineSize: 32}

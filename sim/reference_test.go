@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/sim/simtest"
 )
 
@@ -74,7 +74,7 @@ type refCache struct {
 	rng     uint32
 }
 
-func newRefCache(g elf.CacheGeometry, p Policy, seed uint32) *refCache {
+func newRefCache(g board.CacheGeometry, p Policy, seed uint32) *refCache {
 	c := &refCache{policy: p, rng: seed}
 	if c.rng == 0 {
 		c.rng = defaultRandomSeed
@@ -268,7 +268,7 @@ func randomTrace(rng *rand.Rand) ([]refBlock, []refEvent, []byte) {
 // policy, geometry, window and layout: instructions, units, every site's
 // fills, every instruction's count, and every modelled sample.
 func TestModelMatchesReference(t *testing.T) {
-	geometries := []elf.CacheGeometry{
+	geometries := []board.CacheGeometry{
 		{Size: 1024, Ways: 2, LineSize: 32},
 		{Size: 2048, Ways: 4, LineSize: 16},
 		{Size: 256, Ways: 1, LineSize: 32},

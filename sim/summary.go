@@ -7,13 +7,15 @@ import (
 	"sort"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 )
 
 // Symbols name the traced image's code for a Summary.
 type Symbols struct {
 	Image *elf.Image
-	Map   *elf.Map   // optional: libraries
-	Board *elf.Board // optional: memory regions
+	Map   *mapfile.Map // optional: libraries
+	Board *board.Board // optional: memory regions
 }
 
 // Summary is a Result attributed to functions, libraries and cache sets.
@@ -44,16 +46,16 @@ type Summary struct {
 
 // Cost is what one function or library cost in the window.
 type Cost struct {
-	Name         string         `json:"name"`
-	Addr         uint32         `json:"addr,omitempty"` // functions: the start (the PC for code outside every function)
-	Size         uint32         `json:"size,omitempty"`
-	Region       elf.RegionKind `json:"region,omitempty"`
-	Library      string         `json:"library,omitempty"`
-	Instructions uint64         `json:"instructions"`
-	Misses       uint64         `json:"misses"`
-	StallCycles  uint64         `json:"stall_cycles"`
-	Cycles       uint64         `json:"cycles"`
-	CycleShare   float64        `json:"cycle_share"` // of all cycles of the window
+	Name         string           `json:"name"`
+	Addr         uint32           `json:"addr,omitempty"` // functions: the start (the PC for code outside every function)
+	Size         uint32           `json:"size,omitempty"`
+	Region       board.RegionKind `json:"region,omitempty"`
+	Library      string           `json:"library,omitempty"`
+	Instructions uint64           `json:"instructions"`
+	Misses       uint64           `json:"misses"`
+	StallCycles  uint64           `json:"stall_cycles"`
+	Cycles       uint64           `json:"cycles"`
+	CycleShare   float64          `json:"cycle_share"` // of all cycles of the window
 }
 
 // SetCost is one cache set's fetches and fills in the window.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/sim"
 )
 
@@ -188,7 +188,7 @@ func TestStartTraceFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	board, err := elf.BoardByName("qemu-demo")
+	board, err := board.ByName("qemu-demo")
 	if err != nil {
 		t.Fatal(err)
 	}

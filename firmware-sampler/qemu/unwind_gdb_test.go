@@ -13,6 +13,7 @@ import (
 	"time"
 
 	tcelf "github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/unwind"
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sample/device"
 )
@@ -140,14 +141,14 @@ func physicalFrames(frames []gdbFrame) []gdbPhysical {
 }
 
 // snapshot is what a sample of s with k stack words holds.
-func snapshot(s gdbStop, k int) tcelf.StackSnapshot {
+func snapshot(s gdbStop, k int) unwind.Snapshot {
 	n := min(k, len(s.Words))
-	return tcelf.StackSnapshot{PC: s.PC, SP: s.SP, LR: s.LR, Words: s.Words[:n], AtTop: s.AtTop && len(s.Words) <= k}
+	return unwind.Snapshot{PC: s.PC, SP: s.SP, LR: s.LR, Words: s.Words[:n], AtTop: s.AtTop && len(s.Words) <= k}
 }
 
 // frameNames symbolizes each frame into its inline chain; inner is how
 // many of the names are the first frame's.
-func frameNames(img *tcelf.Image, frames []tcelf.UnwoundFrame) (names []frameName, inner int) {
+func frameNames(img *tcelf.Image, frames []unwind.Frame) (names []frameName, inner int) {
 	for i, f := range frames {
 		for _, fr := range img.Symbolize(f.PC) {
 			names = append(names, frameName{fr.Function, fr.Line})
@@ -184,7 +185,7 @@ func gdbSkipsInline(got []frameName, inner int, gdb []frameName) ([]frameName, b
 // included; the innermost by function (its line is the sampled PC's).
 //
 // At K = 32 the stops' stacks are then completed as the profile completes
-// a capture's (elf.UnwindThread, elf.CompleteStacks): from the other stops
+// a capture's (unwind.Unwinder.UnwindThread, unwind.CompleteStacks): from the other stops
 // of the same thread, and with the words below the top of the thread's
 // stack that the sampler sends at the end of a run (STACK_TOP, taken from
 // a real run of the same image). Every completed frame is compared with gdb's like the
@@ -198,7 +199,7 @@ func TestUnwindAgreesWithGDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := tcelf.NewUnwinder(img)
+	u, err := unwind.New(img)
 	if err != nil || !u.HasCFI() {
 		t.Fatalf("no CFI: %v", err)
 	}
@@ -217,7 +218,7 @@ func TestUnwindAgreesWithGDB(t *testing.T) {
 		{"K=32,completed,roots", 32, true, true, 0.95},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			unwound := make([]tcelf.UnwoundStack, len(stops))
+			unwound := make([]unwind.Stack, len(stops))
 			for i, s := range stops {
 				snap := snapshot(s, c.k)
 				if r, ok := tops[s.Thread]; c.roots && ok {
@@ -226,7 +227,7 @@ func TestUnwindAgreesWithGDB(t *testing.T) {
 				unwound[i] = u.UnwindThread(snap, s.Thread)
 			}
 			if c.complete {
-				tcelf.CompleteStacks(unwound)
+				unwind.CompleteStacks(unwound)
 			}
 			if complete := compareWithGDB(t, img, stops, c.k, unwound); complete < c.wantComplete {
 				t.Errorf("%.1f %% of the stacks are complete, want at least %.0f %%", 100*complete, 100*c.wantComplete)
@@ -283,10 +284,10 @@ func sentStackTops(t *testing.T, elfPath string, stops []gdbStop) map[uint32]sam
 // compareWithGDB counts the frames of unwound (one per stop, unwound
 // from k words) that agree with gdb's backtrace, and the stacks that are
 // complete (it returns their share), and fails below 99 % agreement.
-func compareWithGDB(t *testing.T, img *tcelf.Image, stops []gdbStop, k int, unwound []tcelf.UnwoundStack) float64 {
+func compareWithGDB(t *testing.T, img *tcelf.Image, stops []gdbStop, k int, unwound []unwind.Stack) float64 {
 	t.Helper()
 	var compared, agreed, deep, skipped, pcLines, complete, completedFrames, completedAgreed int
-	stopKinds := map[tcelf.UnwindStop]int{}
+	stopKinds := map[unwind.Stop]int{}
 	var report []string
 	for i, s := range stops {
 		phys := physicalFrames(s.Frames)

@@ -4,7 +4,7 @@
 // names its tables share: a percentage, a 95 % interval, a memory region.
 // One form each, so that rank, report, diff, plan, sim, top and bench say
 // the same thing the same way ("49.3 %", "45.1–53.6 %", "flash"). A
-// function's clone suffix is written by elf.WithClone, beside the rule
+// function's clone suffix is written by symname.WithClone, beside the rule
 // that splits it off.
 package wording
 

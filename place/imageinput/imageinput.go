@@ -23,6 +23,9 @@ import (
 	"strings"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sim"
@@ -33,12 +36,12 @@ type Sources struct {
 	Image *elf.Image
 	// Map is the image's link map. Without it functions have no input
 	// section or object: fine for rank and verify, useless for plan.
-	Map *elf.Map
+	Map *mapfile.Map
 	// MapPath is where Map was read from; relative object and archive paths
 	// in it are looked up from its directory and that directory's parent
 	// (Zephyr links in build/zephyr but names build/-relative archives).
 	MapPath string
-	Board   *elf.Board
+	Board   *board.Board
 	// Analysis gives busy samples; nil leaves every count at 0 (verify).
 	Analysis *profile.Analysis
 	// BusyPCs are the busy samples by PC, from which Func.Stalls is
@@ -57,7 +60,7 @@ const (
 	// members have such entries).
 	PinUnwind = "unwind table entry (.ARM.exidx) can not reach ITCM"
 	// PinTestbench: the board's testbench plays the world outside the
-	// chip (elf.KindTestbench); it is not firmware to place.
+	// chip (board.KindTestbench); it is not firmware to place.
 	PinTestbench = "testbench code"
 )
 
@@ -109,7 +112,7 @@ func Read(src Sources) (*place.Input, []string, error) {
 		}
 		if r, ok := src.Board.RegionOf(fn.Addr); ok {
 			pf.Region, pf.Kind = r.Name, r.Kind
-			if r.Kind == elf.KindTestbench {
+			if r.Kind == board.KindTestbench {
 				pf.Pin = PinTestbench
 			}
 		}
@@ -159,7 +162,7 @@ func Read(src Sources) (*place.Input, []string, error) {
 			}
 		}
 		if pf.Samples > 0 && !in.InITCM(pf.Addr) && src.BusyPCs != nil {
-			pf.Stalls, pf.Lines = place.StallLines(elf.Instructions(src.Image.Bytes, fn.Addr, fn.Size), src.BusyPCs, src.Board.ICache.LineSize)
+			pf.Stalls, pf.Lines = place.StallLines(thumb.Instructions(src.Image.Bytes, fn.Addr, fn.Size), src.BusyPCs, src.Board.ICache.LineSize)
 		}
 		in.Funcs = append(in.Funcs, pf)
 	}
@@ -167,12 +170,12 @@ func Read(src Sources) (*place.Input, []string, error) {
 	// (Zephyr renamed z_early_memcpy to arch_early_memcpy), so an image
 	// lacks some; only an image with none of them is suspect.
 	in.BootRoots, in.BootCopies, warnings = bootRoots(in.Funcs, src.Board, warnings)
-	ranges := elf.FuncRanges(src.Image.Functions())
-	calls, err := elf.CallEdges(f, ranges)
+	ranges := thumb.FuncRanges(src.Image.Functions())
+	calls, err := thumb.CallEdges(f, ranges)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", src.Image.Path(), err)
 	}
-	tails, err := elf.TailCalls(f, ranges)
+	tails, err := thumb.TailCalls(f, ranges)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", src.Image.Path(), err)
 	}
@@ -187,7 +190,7 @@ func Read(src Sources) (*place.Input, []string, error) {
 
 // bootRoots returns the image's functions that the board names as
 // boot-critical and as ITCM copy routines.
-func bootRoots(funcs []place.Func, b *elf.Board, warnings []string) (roots, copies []string, _ []string) {
+func bootRoots(funcs []place.Func, b *board.Board, warnings []string) (roots, copies []string, _ []string) {
 	for _, f := range funcs {
 		if b.IsBootCritical(f.Symbol) {
 			roots = append(roots, f.Symbol)
@@ -218,19 +221,19 @@ func Veneers(img *elf.Image) int {
 	return n
 }
 
-func itcmRegion(b *elf.Board) (elf.Region, bool) {
+func itcmRegion(b *board.Board) (board.Region, bool) {
 	for _, r := range b.Regions {
-		if r.Kind == elf.KindITCM {
+		if r.Kind == board.KindITCM {
 			return r, true
 		}
 	}
-	return elf.Region{}, false
+	return board.Region{}, false
 }
 
 // flashShift finds the ITCM code section's load image in flash and the
 // code section that follows it (the layout of the demo's linker script:
 // .itcm AT> FLASH, then .text); zero when the image has no such pair.
-func flashShift(f *goelf.File, itcm elf.Region) place.FlashShift {
+func flashShift(f *goelf.File, itcm board.Region) place.FlashShift {
 	var load place.FlashShift
 	for _, s := range f.Sections {
 		if s.Flags&goelf.SHF_EXECINSTR == 0 || s.Size == 0 || !place.InRange(uint32(s.Addr), itcm.Start, itcm.Size) {
@@ -274,12 +277,12 @@ func ITCMUsed(f *goelf.File, start, size uint32) uint32 {
 
 // sharedSections marks the map's input sections that hold more than one
 // function.
-func sharedSections(fns []*elf.Function, m *elf.Map) map[*elf.InputSection]bool {
-	out := make(map[*elf.InputSection]bool)
+func sharedSections(fns []*elf.Function, m *mapfile.Map) map[*mapfile.InputSection]bool {
+	out := make(map[*mapfile.InputSection]bool)
 	if m == nil {
 		return out
 	}
-	seen := make(map[*elf.InputSection]bool)
+	seen := make(map[*mapfile.InputSection]bool)
 	for _, fn := range fns {
 		if fn.Size == 0 {
 			continue
@@ -298,7 +301,7 @@ type fileSection struct{ file, section string }
 // unwoundSections marks the code sections that have an .ARM.exidx input
 // section in the map. GNU as names the unwind section of ".text"
 // ".ARM.exidx" and that of any other section X ".ARM.exidx"+X.
-func unwoundSections(m *elf.Map) map[fileSection]bool {
+func unwoundSections(m *mapfile.Map) map[fileSection]bool {
 	out := make(map[fileSection]bool)
 	if m == nil {
 		return out
@@ -323,12 +326,12 @@ func unwoundSections(m *elf.Map) map[fileSection]bool {
 // aligned to 2 or 4 bytes by GCC, so the guess is 4 when the address
 // allows: overestimating costs a little predicted padding, while
 // underestimating could make a plan not fit.
-func inferAlign(m *elf.Map, s *elf.InputSection) uint32 {
+func inferAlign(m *mapfile.Map, s *mapfile.InputSection) uint32 {
 	low := s.Addr & -s.Addr
 	if s.Addr == 0 {
 		low = 1 << 31
 	}
-	var prev *elf.InputSection
+	var prev *mapfile.InputSection
 	for _, o := range m.Sections {
 		if o.Output == s.Output && o.Size > 0 && o.Addr < s.Addr && o.Addr+o.Size <= s.Addr && (prev == nil || o.Addr > prev.Addr) {
 			prev = o
@@ -365,7 +368,7 @@ func newAlignReader(mapDir string) *alignReader {
 		errs: make(map[string]error), archives: make(map[string][]byte)}
 }
 
-func (r *alignReader) align(s *elf.InputSection) (uint32, error) {
+func (r *alignReader) align(s *mapfile.InputSection) (uint32, error) {
 	key := s.File()
 	secs, ok := r.objects[key]
 	if !ok {
@@ -386,7 +389,7 @@ func (r *alignReader) align(s *elf.InputSection) (uint32, error) {
 	return max(a, 1), nil
 }
 
-func (r *alignReader) load(s *elf.InputSection) (*objectSections, error) {
+func (r *alignReader) load(s *mapfile.InputSection) (*objectSections, error) {
 	file := s.Object
 	if s.Archive != "" {
 		file = s.Archive

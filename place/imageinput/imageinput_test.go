@@ -17,6 +17,9 @@ import (
 	"testing"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
+	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/place"
 )
@@ -48,12 +51,12 @@ func TestReadOnDemoFirmware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := elf.ParseMap(mf)
+	m, err := mapfile.Parse(mf)
 	mf.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	board, err := elf.BoardByName("qemu-demo")
+	board, err := board.ByName("qemu-demo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +163,8 @@ func TestReadOnDemoFirmware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranges := elf.FuncRanges(img.Functions())
-	tails, err := elf.TailCalls(img.File(), ranges)
+	ranges := thumb.FuncRanges(img.Functions())
+	tails, err := thumb.TailCalls(img.File(), ranges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +301,7 @@ func checkDemoBootClosure(t *testing.T, in *place.Input, elfPath string) {
 
 // padded reports whether ld left a gap between s and the input section
 // before it in the same output section.
-func padded(m *elf.Map, s *elf.InputSection) bool {
+func padded(m *mapfile.Map, s *mapfile.InputSection) bool {
 	var prevEnd uint32
 	found := false
 	for _, o := range m.Sections {
@@ -341,12 +344,12 @@ func TestReadRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer mf.Close()
-		m, err := elf.ParseMap(mf)
+		m, err := mapfile.Parse(mf)
 		if err != nil {
 			t.Fatal(err)
 		}
-		board := &elf.Board{Name: "test", BootCritical: []string{"Reset_Handler", "z_not_here"},
-			Regions: []elf.Region{{Name: "ITCM", Kind: elf.KindITCM, Start: 0, Size: 128 << 10}, {Name: "FLASH", Kind: elf.KindFlash, Start: 0x60000000, Size: 1 << 20}}}
+		board := &board.Board{Name: "test", BootCritical: []string{"Reset_Handler", "z_not_here"},
+			Regions: []board.Region{{Name: "ITCM", Kind: board.KindITCM, Start: 0, Size: 128 << 10}, {Name: "FLASH", Kind: board.KindFlash, Start: 0x60000000, Size: 1 << 20}}}
 		in, warnings, err := Read(Sources{Image: img, Map: m, MapPath: filepath.Join(dir, "fw.map"), Board: board})
 		if err != nil {
 			t.Fatal(err)

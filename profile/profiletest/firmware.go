@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/sample"
 )
 
@@ -29,7 +30,7 @@ import (
 type Firmware struct {
 	Dir, ELF, MapPath string
 	Image             *elf.Image
-	Map               *elf.Map
+	Map               *mapfile.Map
 	// insns maps each function to its instructions in address order, as
 	// arm-none-eabi-objdump disassembles them.
 	insns map[string][]insn
@@ -106,7 +107,7 @@ func doBuild() (*Firmware, error) {
 		return nil, err
 	}
 	defer mf.Close()
-	if fw.Map, err = elf.ParseMap(mf); err != nil {
+	if fw.Map, err = mapfile.Parse(mf); err != nil {
 		return nil, err
 	}
 	out, err := exec.Command("arm-none-eabi-objdump", "-d", "--no-show-raw-insn", fw.ELF).Output()

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package unwind
+
+// Completion of stacks that the snapshot's depth cut short, from other
+// samples of the same thread.
+//
+// A frame's callers do not change while the frame is live: a function
+// activation at stack address SP, stopped at the same call, was called by
+// the same chain of callers whichever sample sees it. A sample taken
+// deeper in the call tree copies K words from a lower SP and loses the
+// outer frames; a sample taken while the thread was shallower reaches
+// them. So a truncated stack whose outermost frame (PC and SP) appears in
+// other samples of its thread takes the callers those samples unwound
+// above that frame.
+//
+// The same PC at the same SP can still be two activations: a function
+// called from two places whose frames happen to be the same size. The
+// samples then disagree on the callers above that frame, and the stack is
+// completed only as far as all of them agree; a different caller that no
+// sample reached stays a risk, which the gdb oracle
+// (firmware-sampler/qemu/unwind_gdb_test.go) measures.
+
+// Stack is one sample's unwind as completion reads and extends it.
+type Stack struct {
+	// Thread names the stack the frames live on: the sample's thread id
+	// (0 when unknown, which makes all samples one thread). Frames of two
+	// threads never complete each other.
+	Thread uint32
+	// Frames and Stop are Unwind's result; CompleteStacks appends the
+	// completed frames and updates Stop.
+	Frames []Frame
+	Stop   Stop
+	// Completed is how many of the outermost Frames came from other
+	// samples (0: the stack is the sample's own unwind).
+	Completed int
+}
+
+// UnwindThread unwinds a sample s of thread (Unwind) for completion: its
+// Completed counts the outermost frames whose return addresses came from
+// s.Root, the words below the thread's stack top read at another moment
+// than the sample, which are no more the sample's own than the frames
+// CompleteStacks borrows from other samples.
+//
+// The words are trusted for one step only: the return of the thread's
+// entry function, to the outermost frame at the top. They were read at
+// another moment: the entry function's frame and the kernel's entry code
+// above it do not change while the thread lives, but below them the words
+// hold whatever the thread was calling then. On the QEMU demo host_main's
+// frame is small, and the return address of the run_burst it calls, from
+// one of two call sites, lies within the 32 words: read there it named the
+// wrong call site in 2-4 % of the gdb oracle's stops. So an unwind that
+// reads more than the last return address from the words, or does not end
+// at the top through it, is cut back to the sample's own frames, truncated
+// by depth as it was without the words.
+func (u *Unwinder) UnwindThread(s Snapshot, thread uint32) Stack {
+	frames, stop := u.Unwind(s)
+	n := 0
+	for n+1 < len(frames) && frames[len(frames)-1-n].Root {
+		n++
+	}
+	if n > 1 || n == 1 && (stop != StopOutermost || frames[len(frames)-1].SP != s.Top) {
+		frames, stop, n = frames[:len(frames)-n], StopDepth, 0
+	}
+	return Stack{Thread: thread, Frames: frames, Stop: stop, Completed: n}
+}
+
+// frameKey is a frame as completion matches it: its thread, PC, SP and
+// whether it is a tail-call frame (which shares its SP with the frame
+// above it). An interrupted frame matches a call at the same PC and SP:
+// both are the function's state at that instruction.
+type frameKey struct {
+	thread, pc, sp uint32
+	tail           bool
+}
+
+func keyOf(thread uint32, f Frame) frameKey {
+	return frameKey{thread, f.PC, f.SP, f.TailCall}
+}
+
+// suffix is what the samples holding a frame agree lies above it.
+type suffix struct {
+	frames []Frame
+	stop   Stop
+}
+
+// CompleteStacks extends every stack in stacks that ended at StopDepth
+// with the frames the other stacks of its thread unwound above its
+// outermost frame, as far as those stacks agree, repeating from the new
+// outermost frame while the stack stays truncated by depth. It changes
+// Frames, Stop and Completed of the stacks it extends; the others, and the
+// frames each stack unwound itself, stay as they are.
+func CompleteStacks(stacks []Stack) {
+	type holder struct{ stack, pos int }
+	holders := map[frameKey][]holder{}
+	for i := range stacks {
+		s := &stacks[i]
+		for p, f := range s.Frames {
+			k := keyOf(s.Thread, f)
+			holders[k] = append(holders[k], holder{i, p})
+		}
+	}
+	// Every stack's own frames, before any is extended: a donor gives
+	// what it unwound, never what it was given.
+	own := make([]suffix, len(stacks))
+	for i := range stacks {
+		own[i] = suffix{stacks[i].Frames, stacks[i].Stop}
+	}
+	agreed := map[frameKey]suffix{}
+	above := func(k frameKey) suffix {
+		if s, ok := agreed[k]; ok {
+			return s
+		}
+		var cands []suffix
+		for _, h := range holders[k] {
+			o := own[h.stack]
+			if h.pos+1 < len(o.frames) {
+				cands = append(cands, suffix{o.frames[h.pos+1:], o.stop})
+			}
+		}
+		s := agree(cands)
+		agreed[k] = s
+		return s
+	}
+	for i := range stacks {
+		s := &stacks[i]
+		for s.Stop == StopDepth && len(s.Frames) < MaxFrames {
+			add := above(keyOf(s.Thread, s.Frames[len(s.Frames)-1]))
+			if len(add.frames) == 0 {
+				break
+			}
+			add.frames = add.frames[:min(len(add.frames), MaxFrames-len(s.Frames))]
+			s.Frames = append(s.Frames[:len(s.Frames):len(s.Frames)], add.frames...)
+			s.Completed += len(add.frames)
+			s.Stop = add.stop
+		}
+	}
+}
+
+// agree is what the candidate suffixes (the frames above one frame in
+// several samples) have in common: the longest, when every other is a
+// prefix of it (with a stop that says complete if one of the longest
+// does); else the frames before the first position where two differ, as a
+// stack still truncated by depth.
+func agree(cands []suffix) suffix {
+	if len(cands) == 0 {
+		return suffix{}
+	}
+	long := cands[0]
+	for _, c := range cands[1:] {
+		if len(c.frames) > len(long.frames) || len(c.frames) == len(long.frames) && c.stop.Complete() {
+			long = c
+		}
+	}
+	// A candidate that differs from the longest at i agrees with it before
+	// i, so the first such i over all of them is where two first differ.
+	cut := len(long.frames)
+	for _, c := range cands {
+		for i := 0; i < min(len(c.frames), cut); i++ {
+			if !sameFrame(c.frames[i], long.frames[i]) {
+				cut = i
+				break
+			}
+		}
+	}
+	if cut < len(long.frames) {
+		return suffix{long.frames[:cut:cut], StopDepth}
+	}
+	return long
+}
+
+// sameFrame compares two frames as stacks: where their return addresses
+// were read does not matter.
+func sameFrame(a, b Frame) bool {
+	a.Root, b.Root = false, false
+	return a == b
+}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package armtest builds the ARM test firmware that the tests of several
+// packages share and asks the ARM binutils about it: a cached build of a
+// testdata directory (Build), the programs the elf packages' tests read
+// (Extras, SymbolizeDir) and the oracles (Objdump, Output). A test whose
+// toolchain is missing is skipped, never failed (NeedTools).
+package armtest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Build is a directory of test artefacts built from the sources in a
+// testdata directory, once per test binary. It is kept in
+// $TMPDIR/<Prefix>-<hash>, the hash covering the sources (names and
+// contents), their absolute path (DWARF records it), the recipe files and
+// the cross compiler's version, so that a second `go test` reuses it and
+// any change rebuilds it. It is built aside and renamed into place, so a
+// concurrent or interrupted run never sees half of it.
+type Build struct {
+	Prefix string   // cache directory name before the hash
+	Src    string   // testdata directory the artefacts are built from
+	Recipe []string // other files whose change must rebuild (the Go recipe)
+	// Make makes the artefacts in out (the working directory of any tool
+	// it runs) from the absolute source directory src.
+	Make func(src, out string) error
+
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// Dir builds the artefacts on first use and returns their directory.
+func (b *Build) Dir(t testing.TB) string {
+	t.Helper()
+	b.once.Do(func() { b.dir, b.err = b.cached() })
+	if b.err != nil {
+		t.Fatalf("building %s: %v", b.Src, b.err)
+	}
+	return b.dir
+}
+
+func (b *Build) cached() (string, error) {
+	src, err := filepath.Abs(b.Src)
+	if err != nil {
+		return "", err
+	}
+	key, err := b.key(src)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(os.TempDir(), b.Prefix+"-"+key)
+	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
+		return dir, nil
+	}
+	b.removeStale(dir)
+	tmp, err := os.MkdirTemp(os.TempDir(), b.Prefix+"-build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := b.Make(src, tmp); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "done"), nil, 0o644); err != nil {
+		return "", err
+	}
+	os.RemoveAll(dir) // a half-built copy left by an interrupted run
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another test binary won the race; use its copy.
+		if _, serr := os.Stat(filepath.Join(dir, "done")); serr != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func (b *Build) key(src string) (string, error) {
+	version, err := exec.Command("arm-none-eabi-gcc", "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("arm-none-eabi-gcc --version (run `make deps`): %v", err)
+	}
+	h := sha256.New()
+	h.Write(version)
+	fmt.Fprintf(h, "%s\n", src)
+	for _, r := range b.Recipe {
+		data, err := os.ReadFile(r)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "recipe %s %d\n", r, len(data))
+		h.Write(data)
+	}
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		fmt.Fprintf(h, "%s %d\n", p[len(src):], len(data))
+		h.Write(data)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// removeStale deletes artefacts of older sources, sparing any an hour-old
+// or younger test run may still be reading.
+func (b *Build) removeStale(keep string) {
+	old, _ := filepath.Glob(filepath.Join(os.TempDir(), b.Prefix+"-*"))
+	for _, d := range old {
+		if st, err := os.Stat(d); err == nil && d != keep && time.Since(st.ModTime()) > time.Hour {
+			os.RemoveAll(d)
+		}
+	}
+}
+
+// Run runs a build tool in dir; its output goes into the error if it
+// fails.
+func Run(dir, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// Output runs a binutils oracle and returns its standard output.
+func Output(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, ee.Stderr)
+		}
+		t.Fatalf("%s: %v", name, err)
+	}
+	return string(out)
+}
+
+// NeedTools skips the test when one of tools is not installed.
+func NeedTools(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (make deps installs it)", tool)
+		}
+	}
+}
+
+// dir is this package's source directory: its testdata holds the sources
+// of the firmware the tests of other packages build.
+var dir = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}()
