@@ -17,6 +17,7 @@ import (
 
 	"go.bug.st/serial"
 
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sample/device"
 )
@@ -44,9 +45,7 @@ func TestMain(m *testing.M) {
 // needTools skips the test when the cross compiler or QEMU is missing.
 func needTools(t *testing.T) {
 	t.Helper()
-	if err := Available(); err != nil {
-		t.Skipf("QEMU firmware tests need the ARM toolchain and QEMU: %v", err)
-	}
+	armtest.NeedTools(t, append([]string{"qemu-system-arm"}, BuildTools...)...)
 }
 
 // defaultImage builds the default (-Os, no plan) image once for all tests.
