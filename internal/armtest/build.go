@@ -179,6 +179,15 @@ func Run(dir, name string, args ...string) error {
 	return nil
 }
 
+// MustRun runs a build tool in dir, failing the test (with the tool's
+// output) if it fails.
+func MustRun(t testing.TB, dir, name string, args ...string) {
+	t.Helper()
+	if err := Run(dir, name, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Output runs a binutils oracle and returns its standard output.
 func Output(t testing.TB, name string, args ...string) string {
 	t.Helper()
