@@ -42,10 +42,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needTools skips the test when the cross compiler or QEMU is missing.
+// needTools skips a test that builds the image when a tool Build runs is
+// missing.
 func needTools(t *testing.T) {
 	t.Helper()
-	armtest.NeedTools(t, append([]string{"qemu-system-arm"}, BuildTools...)...)
+	armtest.NeedTools(t, BuildTools...)
+}
+
+// needQEMU skips a test that boots the image under -short or without QEMU
+// (armtest.NeedQEMU, the rule every package's QEMU tests follow).
+func needQEMU(t *testing.T) {
+	t.Helper()
+	armtest.NeedQEMU(t, BuildTools...)
 }
 
 // defaultImage builds the default (-Os, no plan) image once for all tests.
@@ -94,6 +102,7 @@ type host struct {
 // boot starts the image in QEMU and waits for its banner.
 func boot(t *testing.T, elfPath string, opts StartOptions) *host {
 	t.Helper()
+	needQEMU(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	inst, err := StartWith(ctx, elfPath, opts)
 	if err != nil {
