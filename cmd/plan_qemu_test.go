@@ -418,9 +418,7 @@ func cmakeUnquote(s string) string {
 // source.
 func checkZephyrRelocation(t *testing.T, cmake, buildDir string, p *place.Plan) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
-	}
+	armtest.NeedTools(t, "python3")
 	data, err := os.ReadFile(cmake)
 	if err != nil {
 		t.Fatal(err)
