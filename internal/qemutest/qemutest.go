@@ -44,7 +44,8 @@ type Build struct {
 // fragment is the test's own file, built with BuildInto). It is built once
 // and kept in $TMPDIR, keyed by the options and every file of
 // firmware-sampler (armtest.Build): a test may read the build directory or
-// copy it, never write to it.
+// copy it, never write to it; the one thing added there is the trace
+// plugin, which qemu.StartWith builds next to the ELF with make.
 func Demo(t testing.TB, opts qemu.BuildOptions) Build {
 	t.Helper()
 	if opts.OutDir != "" || opts.ITCMFragment != "" {
