@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -26,20 +27,19 @@ import (
 // minimal command/response loop over the firmware's UART (using the
 // sample package's decoder and encoders), and symbol lookup in the ELF.
 
-var shared struct {
-	once             sync.Once
-	dir              string
-	elfPath, mapPath string
-	err              error
-}
-
-// TestMain removes the shared build directory after all tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
-	}
-	os.Exit(code)
+// defaultBuild is the default (-Os, no plan) image, built once and cached
+// in $TMPDIR (armtest.Build, as internal/qemutest.Demo caches the other
+// packages' builds). It has a directory of its own: the trace tests build
+// their plugin into it, and cmd's, running at the same time, into
+// qemutest's.
+var defaultBuild = &armtest.Build{
+	Prefix:  "tcmprof-qemu-default",
+	Src:     filepath.Dir(SourceDir()),
+	InPlace: true, // the map names the objects by absolute path
+	Make: func(_, out string) error {
+		_, _, err := Build(BuildOptions{OutDir: out})
+		return err
+	},
 }
 
 // needTools skips a test that builds the image when a tool Build runs is
@@ -56,20 +56,12 @@ func needQEMU(t *testing.T) {
 	armtest.NeedQEMU(t, BuildTools...)
 }
 
-// defaultImage builds the default (-Os, no plan) image once for all tests.
+// defaultImage is the default image (defaultBuild) and its map.
 func defaultImage(t *testing.T) (elfPath, mapPath string) {
 	t.Helper()
 	needTools(t)
-	shared.once.Do(func() {
-		shared.dir, shared.err = os.MkdirTemp("", "tcmprof-qemu-")
-		if shared.err == nil {
-			shared.elfPath, shared.mapPath, shared.err = Build(BuildOptions{OutDir: shared.dir})
-		}
-	})
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	return shared.elfPath, shared.mapPath
+	dir := defaultBuild.Dir(t)
+	return filepath.Join(dir, ELFName), filepath.Join(dir, MapName)
 }
 
 // testOptions is how the tests run QEMU (docs/qemu.md says why).
