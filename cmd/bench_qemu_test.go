@@ -4,7 +4,6 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/internal/qemutest"
 	"github.com/tcmprof/tcmprof/loadtest"
 )
 
@@ -24,22 +24,11 @@ import (
 // (How many came back inside a step's window depends on how the busy host
 // runs QEMU; loadtest's model tests check the window counts exactly.)
 func TestBenchUDPEchoOnQEMU(t *testing.T) {
-	if err := qemu.Available(); err != nil {
-		t.Skip(err)
-	}
+	qemutest.Need(t)
 	dir := t.TempDir()
-	elfPath, _, err := qemu.Build(qemu.BuildOptions{OutDir: filepath.Join(dir, "fw"), NIC: "lan9118"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo := qemutest.Demo(t, qemu.BuildOptions{NIC: "lan9118"})
 	port := freeForwardPort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	inst, err := qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3, EchoForward: fmt.Sprintf("127.0.0.2:%d", port)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inst.Stop()
+	inst := qemutest.Boot(t, demo.ELF, qemu.StartOptions{Icount: 3, EchoForward: fmt.Sprintf("127.0.0.2:%d", port)}, 2*time.Minute)
 	sp, err := inst.OpenSerial()
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/loadtest"
 	"github.com/tcmprof/tcmprof/loadtest/echotest"
 )
@@ -189,9 +190,7 @@ func TestBenchCommandErrors(t *testing.T) {
 // udp-echo as written (on free ports instead of 7007 and 7008): socat's
 // echo, then the bench, which must print its table.
 func TestReadmeBenchWithoutABoard(t *testing.T) {
-	if _, err := exec.LookPath("socat"); err != nil {
-		t.Skip("socat not found (run `make deps`)")
-	}
+	armtest.NeedTools(t, "socat")
 	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/internal/armtest"
+	"github.com/tcmprof/tcmprof/internal/qemutest"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sample/device"
@@ -25,13 +27,9 @@ import (
 // /dev/pts/N` through cmd.Main, and the capture checked against oracles
 // nobody here wrote: readelf for the build-id, addr2line for the PCs.
 func TestCaptureQEMU(t *testing.T) {
-	for _, tool := range []string{"arm-none-eabi-readelf", "arm-none-eabi-addr2line"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found", tool)
-		}
-	}
+	armtest.NeedTools(t, "arm-none-eabi-readelf", "arm-none-eabi-addr2line")
 	dir := t.TempDir()
-	elfPath, _, inst := bootDemo(t, dir)
+	elfPath, _, inst := bootDemo(t)
 	wantID := hex.EncodeToString(profiletest.ReadelfBuildID(t, elfPath))
 
 	t.Run("snapshot pc", func(t *testing.T) {
@@ -124,28 +122,16 @@ func TestCaptureQEMU(t *testing.T) {
 	})
 }
 
-// bootDemo builds the QEMU demo firmware (the default build) into dir/build
-// and boots it with -icount as the firmware's own tests run it
-// (docs/qemu.md): the virtual clock follows instructions, so the sampling
-// rate is exact. The emulator stops at the test's cleanup, or after three
-// minutes. The test is skipped without the ARM toolchain and QEMU.
-func bootDemo(t *testing.T, dir string) (elfPath, mapPath string, inst *qemu.Instance) {
+// bootDemo boots the QEMU demo firmware (the default build, qemutest.Demo)
+// with -icount as the firmware's own tests run it (docs/qemu.md): the
+// virtual clock follows instructions, so the sampling rate is exact. The
+// emulator stops at the test's cleanup, or after three minutes. The test
+// is skipped as qemutest.Need says.
+func bootDemo(t *testing.T) (elfPath, mapPath string, inst *qemu.Instance) {
 	t.Helper()
-	if err := qemu.Available(); err != nil {
-		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
-	}
-	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: filepath.Join(dir, "build")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	inst, err = qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(inst.Stop)
-	return elfPath, mapPath, inst
+	qemutest.Need(t)
+	demo := qemutest.Demo(t, qemu.BuildOptions{})
+	return demo.ELF, demo.Map, qemutest.Boot(t, demo.ELF, qemu.StartOptions{Icount: 3}, 3*time.Minute)
 }
 
 // bootAndCapture boots the demo firmware in QEMU (see bootDemo), takes a
@@ -153,11 +139,8 @@ func bootDemo(t *testing.T, dir string) (elfPath, mapPath string, inst *qemu.Ins
 // and stops the emulator.
 func bootAndCapture(t *testing.T, name string, flags ...string) (dir, elfPath, mapPath, capture string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("QEMU end-to-end test")
-	}
 	dir = t.TempDir()
-	elfPath, mapPath, inst := bootDemo(t, dir)
+	elfPath, mapPath, inst := bootDemo(t)
 	capture = filepath.Join(dir, name)
 	args := append([]string{"capture", "--port", inst.PTY, "-o", capture}, flags...)
 	if code, _, stderr := tcmprof(args...); code != 0 {
@@ -221,15 +204,10 @@ func checkPCsWithAddr2line(t *testing.T, elfPath string, recs []sample.Record) {
 // and *-v1.0 figures: the codings compared on one set of samples,
 // whatever the workload did in this run.
 func BenchmarkCaptureQEMU(b *testing.B) {
-	if err := qemu.Available(); err != nil {
-		b.Skip(err)
-	}
-	elfPath, _, err := qemu.Build(qemu.BuildOptions{OutDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	qemutest.Need(b)
+	fw := qemutest.Demo(b, qemu.BuildOptions{})
 	ctx := context.Background()
-	inst, err := qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3})
+	inst, err := qemu.StartWith(ctx, fw.ELF, qemu.StartOptions{Icount: 3})
 	if err != nil {
 		b.Fatal(err)
 	}

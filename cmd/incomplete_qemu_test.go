@@ -25,11 +25,8 @@ import (
 // them; the profile has no context label, as a PC+LR capture has no
 // context.
 func TestIncompleteCaptureOnQEMUDemo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("QEMU end-to-end test")
-	}
 	dir := t.TempDir()
-	elfPath, mapPath, inst := bootDemo(t, dir)
+	elfPath, mapPath, inst := bootDemo(t)
 	capture, raw := filepath.Join(dir, "cut.tcmcap"), filepath.Join(dir, "cut.raw")
 	p, capErr := startTcmprof(t, "capture", "--port", inst.PTY, "--rate", "10000", "--fields", "pc,lr", "--samples", "20000",
 		"--raw", raw, "-o", capture)

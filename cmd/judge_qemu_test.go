@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/internal/qemutest"
 	"github.com/tcmprof/tcmprof/place"
 )
 
@@ -35,7 +36,7 @@ import (
 // on one layout they are decided by layout luck. QEMU runs with -icount
 // and sleep=off, so every run models the same trace.
 func TestPlansJudgedByTheModel(t *testing.T) {
-	skipWithoutQEMU(t)
+	qemutest.Need(t)
 	for _, workload := range []string{"", "loops"} {
 		name := workload
 		if name == "" {
@@ -51,7 +52,7 @@ const coldPattern = "*libnet.a:route.o(.text.net_route_add)"
 
 func judgeWorkload(t *testing.T, workload string) {
 	dir := t.TempDir()
-	stock := buildWorkload(t, filepath.Join(dir, "stock"), "-Os", workload, "")
+	stock := buildWorkload(t, "-Os", workload)
 	// The capture spans echoes 200..1200 (1,000 after 100 of warm-up), at
 	// 40 kHz of the 600 MHz model clock: about 8,000 samples. Every image
 	// is judged on echoes 200..800.

@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
-
-	"github.com/tcmprof/tcmprof/profile/profiletest"
 )
 
 // helperEnv makes the test binary run tcmprof (Main) with the arguments in
@@ -20,15 +18,12 @@ import (
 const helperEnv = "TCMPROF_TEST_MAIN_ARGS"
 
 // TestMain runs tcmprof when startTcmprof asks for it; otherwise it runs
-// the tests and removes the test firmware profiletest builds once per
-// binary.
+// the tests.
 func TestMain(m *testing.M) {
 	if args, ok := os.LookupEnv(helperEnv); ok {
 		os.Exit(Main(StdStreams(), strings.Split(args, "\x1f")))
 	}
-	code := m.Run()
-	profiletest.Cleanup()
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // tcmprof runs tcmprof in this process with empty standard input.

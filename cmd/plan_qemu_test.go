@@ -5,7 +5,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	goelf "debug/elf"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -21,6 +20,8 @@ import (
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/internal/armtest"
+	"github.com/tcmprof/tcmprof/internal/qemutest"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/place/imageinput"
@@ -33,31 +34,18 @@ type demoBuild struct {
 	workload               string // the Makefile's WORKLOAD, "" for the demo's own echo
 }
 
-// skipWithoutQEMU skips an end-to-end test under -short or without the
-// ARM toolchain and QEMU.
-func skipWithoutQEMU(t *testing.T) {
+func buildDemo(t *testing.T, opt string) demoBuild {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("QEMU end-to-end test")
-	}
-	if err := qemu.Available(); err != nil {
-		t.Skipf("needs the ARM toolchain and QEMU: %v", err)
-	}
+	return buildWorkload(t, opt, "")
 }
 
-func buildDemo(t *testing.T, dir, opt, fragment string) demoBuild {
+// buildWorkload builds the demo with a planner workload
+// (qemu.BuildOptions.Workload), once (qemutest.Demo): the directory is
+// shared, to be read or copied.
+func buildWorkload(t *testing.T, opt, workload string) demoBuild {
 	t.Helper()
-	return buildWorkload(t, dir, opt, "", fragment)
-}
-
-// buildWorkload builds the demo with a planner workload (qemu.BuildOptions.Workload).
-func buildWorkload(t *testing.T, dir, opt, workload, fragment string) demoBuild {
-	t.Helper()
-	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: dir, Opt: opt, Workload: workload, ITCMFragment: fragment})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return demoBuild{dir, opt, elfPath, mapPath, workload}
+	b := qemutest.Demo(t, qemu.BuildOptions{Opt: opt, Workload: workload})
+	return demoBuild{b.Dir, opt, b.ELF, b.Map, workload}
 }
 
 // relinkDemo relinks b with an ITCM fragment into dir. The objects are
@@ -68,7 +56,8 @@ func relinkDemo(t *testing.T, b demoBuild, dir, fragment string) demoBuild {
 	if out, err := exec.Command("cp", "-a", b.dir, dir).CombinedOutput(); err != nil {
 		t.Fatalf("cp -a %s %s: %v\n%s", b.dir, dir, err, out)
 	}
-	return buildWorkload(t, dir, b.opt, b.workload, fragment)
+	r := qemutest.BuildInto(t, qemu.BuildOptions{OutDir: dir, Opt: b.opt, Workload: b.workload, ITCMFragment: fragment})
+	return demoBuild{dir, b.opt, r.ELF, r.Map, b.workload}
 }
 
 // captureDemo boots elfPath in QEMU and captures 4000 samples.
@@ -125,9 +114,9 @@ func regionShares(t *testing.T, b demoBuild, capture string) map[string]struct {
 // objects with Python's re as the oracle, and an -Os plan on an -O2 build.
 // One -Os build and one capture serve every subtest.
 func TestPlacementLoopOnQEMUDemo(t *testing.T) {
-	skipWithoutQEMU(t)
+	qemutest.Need(t)
 	dir := t.TempDir()
-	before := buildDemo(t, filepath.Join(dir, "Os"), "-Os", "")
+	before := buildDemo(t, "-Os")
 	capture := filepath.Join(dir, "before.tcmcap")
 	captureDemo(t, before.elf, capture)
 
@@ -292,7 +281,7 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 	})
 
 	t.Run("Os plan holds on the O2 build", func(t *testing.T) {
-		o2 := buildDemo(t, filepath.Join(dir, "O2"), "-O2", "")
+		o2 := buildDemo(t, "-O2")
 		img, err := elf.Open(o2.elf)
 		if err != nil {
 			t.Fatal(err)
@@ -429,9 +418,7 @@ func cmakeUnquote(s string) string {
 // source.
 func checkZephyrRelocation(t *testing.T, cmake, buildDir string, p *place.Plan) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
-	}
+	armtest.NeedTools(t, "python3")
 	data, err := os.ReadFile(cmake)
 	if err != nil {
 		t.Fatal(err)
@@ -455,7 +442,7 @@ func checkZephyrRelocation(t *testing.T, cmake, buildDir string, p *place.Plan) 
 			t.Fatalf("unexpected line in %s: %q", cmake, line)
 		}
 		src := cmakeUnquote(m[1])
-		queries = append(queries, query{src, cmakeUnquote(m[2]), objectSectionNames(t, demoObject(t, buildDir, src))})
+		queries = append(queries, query{src, cmakeUnquote(m[2]), armtest.SectionNames(t, demoObject(t, buildDir, src))})
 	}
 	in, _ := json.Marshal(queries)
 	py := exec.Command("python3", "-c", `import json, re, sys
@@ -500,20 +487,4 @@ func demoObject(t *testing.T, buildDir, src string) string {
 	}
 	rel = strings.TrimPrefix(rel, "../")
 	return filepath.Join(buildDir, "obj", strings.TrimSuffix(rel, filepath.Ext(rel))+".o")
-}
-
-func objectSectionNames(t *testing.T, path string) []string {
-	t.Helper()
-	f, err := goelf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var names []string
-	for _, s := range f.Sections {
-		if s.Name != "" {
-			names = append(names, s.Name)
-		}
-	}
-	return names
 }

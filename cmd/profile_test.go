@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
@@ -214,16 +215,12 @@ func TestViewServesACapture(t *testing.T) {
 // clone (testdata/clone: run_burst, specialised for its one caller) as
 // "run_burst [clone .constprop.0]", not also as run_burst.
 func TestDiffCaptureAgainstItsProfile(t *testing.T) {
-	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
-		t.Skip("arm-none-eabi-gcc not installed (make deps)")
-	}
+	armtest.NeedTools(t, "arm-none-eabi-gcc")
 	dir := t.TempDir()
 	elfPath := filepath.Join(dir, "clone.elf")
-	if out, err := exec.Command("arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-g", "-O2", "-ffunction-sections",
+	armtest.MustRun(t, ".", "arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-g", "-O2", "-ffunction-sections",
 		"-nostartfiles", "-nostdlib", "-T", filepath.Join("..", "profile", "testdata", "fw.ld"), "-Wl,--build-id",
-		"-o", elfPath, filepath.Join("testdata", "clone", "clone.c")).CombinedOutput(); err != nil {
-		t.Fatalf("building the clone firmware: %v\n%s", err, out)
-	}
+		"-o", elfPath, filepath.Join("testdata", "clone", "clone.c"))
 	img, err := elf.Open(elfPath)
 	if err != nil {
 		t.Fatal(err)

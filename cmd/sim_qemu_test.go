@@ -12,6 +12,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/internal/qemutest"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -42,9 +43,9 @@ func traceDemo(t *testing.T, b demoBuild, out string, from, to uint64) {
 // (planned from that capture, relinked, traced again) fills far fewer
 // lines per echo.
 func TestSimOnQEMUDemo(t *testing.T) {
-	skipWithoutQEMU(t)
+	qemutest.Need(t)
 	dir := t.TempDir()
-	stock := buildDemo(t, filepath.Join(dir, "Os"), "-Os", "")
+	stock := buildDemo(t, "-Os")
 	trace := filepath.Join(dir, "stock.trace")
 	// Entries 100 to 320 (past the calibration's 68 echoes): 220 units.
 	const from, warmup, units = 100, 20, 200

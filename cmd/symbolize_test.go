@@ -12,28 +12,12 @@ import (
 	"testing"
 
 	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
-
-// buildSymbolizeELF builds one variant of the symbolizer's test firmware
-// (internal/armtest/testdata/symbolize) into dir.
-func buildSymbolizeELF(t *testing.T, dir string) string {
-	t.Helper()
-	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-g++", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (make deps installs it): cannot build the test firmware", tool)
-		}
-	}
-	path := filepath.Join(dir, "O2-dwarf5.elf")
-	out, err := exec.Command("make", "-s", "-C", "../internal/armtest/testdata/symbolize", "OUT="+dir, path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("building test firmware: %v\n%s", err, out)
-	}
-	return path
-}
 
 // TestSymbolizeCmd runs the command on firmware it builds once.
 func TestSymbolizeCmd(t *testing.T) {
-	path := buildSymbolizeELF(t, t.TempDir())
+	path := filepath.Join(armtest.SymbolizeDir(t), "O2-dwarf5.elf")
 	t.Run("text matches llvm-symbolizer", func(t *testing.T) { testSymbolizeText(t, path) })
 	t.Run("json", func(t *testing.T) { testSymbolizeJSON(t, path) })
 	t.Run("bad input", func(t *testing.T) { testSymbolizeBadInput(t, path) })
@@ -65,9 +49,7 @@ func codeAddrs(t *testing.T, im *elf.Image, names ...string) []uint32 {
 // inlined callees (the names of C functions agree; clones and C++ names are
 // the documented differences tested in package elf).
 func testSymbolizeText(t *testing.T, path string) {
-	if _, err := exec.LookPath("llvm-symbolizer"); err != nil {
-		t.Skip("llvm-symbolizer not installed (make deps installs it)")
-	}
+	armtest.NeedTools(t, "llvm-symbolizer")
 	im, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/internal/qemutest"
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sample/device/devicetest"
 )
@@ -38,14 +39,10 @@ func BenchmarkTopStream100k(b *testing.B) {
 		warmUp  = 5 * time.Second
 		measure = 20 * time.Second
 	)
-	if err := qemu.Available(); err != nil {
-		b.Skip(err)
-	}
+	qemutest.Need(b)
 	dir := b.TempDir()
-	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: filepath.Join(dir, "build")})
-	if err != nil {
-		b.Fatal(err)
-	}
+	demo := qemutest.Demo(b, qemu.BuildOptions{})
+	elfPath, mapPath := demo.ELF, demo.Map
 	recorded := recordDemo(b, elfPath, filepath.Join(dir, "recorded.tcmcap"))
 
 	var top, capture streamLoad

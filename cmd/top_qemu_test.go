@@ -17,11 +17,8 @@ import (
 // emulator goes away under a running top, which says so in one line, keeps
 // what it received and exits non-zero.
 func TestTopQEMU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("QEMU end-to-end test")
-	}
 	dir := t.TempDir()
-	elfPath, mapPath, inst := bootDemo(t, dir)
+	elfPath, mapPath, inst := bootDemo(t)
 	input := []string{"--port", inst.PTY, "--elf", elfPath, "--map", mapPath, "--board", "qemu-demo"}
 
 	t.Run("batch agrees with report", func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sample/device/devicetest"
 )
@@ -192,9 +193,7 @@ type tmuxPane struct {
 
 func newTmuxPane(t *testing.T, width, height int, env, command string) *tmuxPane {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed (make deps)")
-	}
+	armtest.NeedTools(t, "tmux")
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tcmprof-test-%d", os.Getpid())}
 	p.run("-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), "-e", env, command)
 	t.Cleanup(func() { exec.Command("tmux", "-L", p.socket, "kill-server").Run() })

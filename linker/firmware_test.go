@@ -7,12 +7,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/place"
 )
 
@@ -60,24 +60,8 @@ func (fw *firmware) file(path string) string {
 func (fw *firmware) copyTo(t *testing.T) *firmware {
 	t.Helper()
 	dir := t.TempDir()
-	run(t, fw.dir, "cp", "-a", ".", dir)
+	armtest.MustRun(t, fw.dir, "cp", "-a", ".", dir)
 	return &firmware{dir: dir, objects: fw.objects, absolute: fw.absolute}
-}
-
-func needTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s not installed (make deps installs it)", name)
-	}
-}
-
-func run(t *testing.T, dir string, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
 }
 
 // buildFirmware compiles testdata/proj with -ffunction-sections into a
@@ -85,7 +69,7 @@ func run(t *testing.T, dir string, name string, args ...string) {
 // lib/mix.c, without -ffunction-sections, into lib/libmix.a.
 func buildFirmware(t *testing.T) *firmware {
 	t.Helper()
-	needTool(t, "arm-none-eabi-gcc")
+	armtest.NeedTools(t, "arm-none-eabi-gcc")
 	src, err := filepath.Abs("testdata/proj")
 	if err != nil {
 		t.Fatal(err)
@@ -107,13 +91,13 @@ func buildFirmware(t *testing.T) *firmware {
 		if o.plainText {
 			sections = "-fno-function-sections"
 		}
-		run(t, fw.dir, "arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-O2", "-g", sections,
+		armtest.MustRun(t, fw.dir, "arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-O2", "-g", sections,
 			"-fno-inline", "-c", o.source, "-o", o.path)
 		if o.archive != "" {
 			if err := os.MkdirAll(filepath.Join(fw.dir, filepath.Dir(o.archive)), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			run(t, fw.dir, "arm-none-eabi-ar", "rcs", o.archive, o.path)
+			armtest.MustRun(t, fw.dir, "arm-none-eabi-ar", "rcs", o.archive, o.path)
 		}
 		fw.objects = append(fw.objects, o)
 	}
@@ -147,7 +131,7 @@ func (fw *firmware) link(t *testing.T, name, fragment string) string {
 	for _, a := range archives {
 		args = append(args, fw.file(a))
 	}
-	run(t, fw.dir, "arm-none-eabi-gcc", args...)
+	armtest.MustRun(t, fw.dir, "arm-none-eabi-gcc", args...)
 	return filepath.Join(fw.dir, out)
 }
 

@@ -5,7 +5,6 @@ package linker
 import (
 	"bufio"
 	"bytes"
-	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/place"
 )
 
@@ -195,7 +195,7 @@ func scriptInput(line string) (region string, files []string, filter string, err
 // returns the names that match, per query.
 func pythonSearch(t *testing.T, queries []searchQuery) [][]string {
 	t.Helper()
-	needTool(t, "python3")
+	armtest.NeedTools(t, "python3")
 	in, err := json.Marshal(queries)
 	if err != nil {
 		t.Fatal(err)
@@ -279,22 +279,6 @@ func relocated(t *testing.T, cmake string, sections func(source string) []string
 	return out
 }
 
-func objectSections(t *testing.T, file string) []string {
-	t.Helper()
-	f, err := elf.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var names []string
-	for _, s := range f.Sections {
-		if s.Name != "" {
-			names = append(names, s.Name)
-		}
-	}
-	return names
-}
-
 // TestZephyrRelocatesExactlyThePlan renders the plan of the test firmware
 // for Zephyr and runs it through the model against the real objects'
 // section lists, near misses included (.text.foobar, .text.foo.constprop.0,
@@ -330,7 +314,7 @@ func TestZephyrRelocatesExactlyThePlan(t *testing.T) {
 		if !ok {
 			t.Fatalf("FILES names %s, which is not a source of the firmware", source)
 		}
-		return objectSections(t, filepath.Join(fw.dir, o.path))
+		return armtest.SectionNames(t, filepath.Join(fw.dir, o.path))
 	})
 	want := make(map[string][]string)
 	for _, e := range plan.Entries {

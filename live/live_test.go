@@ -3,7 +3,6 @@
 package live
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -13,12 +12,6 @@ import (
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	profiletest.Cleanup()
-	os.Exit(code)
-}
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/loadtest/echotest"
 )
 
@@ -19,9 +20,7 @@ import (
 // returns the address to measure.
 func startSocat(t testing.TB) string {
 	t.Helper()
-	if _, err := exec.LookPath("socat"); err != nil {
-		t.Skip("socat not found (run `make deps`)")
-	}
+	armtest.NeedTools(t, "socat")
 	listen, loop := echotest.FreeUDPPort(t), echotest.FreeUDPPort(t)
 	cmd := exec.Command("socat", fmt.Sprintf("UDP4-LISTEN:%d,bind=127.0.0.1", listen),
 		fmt.Sprintf("UDP4-DATAGRAM:127.0.0.1:%d,bind=127.0.0.1:%d", loop, loop))

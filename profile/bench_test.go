@@ -13,6 +13,7 @@ import (
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/internal/qemutest"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -23,17 +24,11 @@ import (
 // real return addresses (after a BL somewhere in the image) or EXC_RETURN.
 func millionCapture(b *testing.B) (*sample.Capture, *elf.Image, string) {
 	b.Helper()
-	if err := qemu.Available(); err != nil {
-		b.Skipf("needs the ARM toolchain: %v", err)
-	}
 	dir := os.Getenv("TCMPROF_BENCH_DIR") // kept for bench/profile.sh
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	elfPath, _, err := qemu.Build(qemu.BuildOptions{OutDir: filepath.Join(dir, "build")})
-	if err != nil {
-		b.Fatal(err)
-	}
+	elfPath := qemutest.BuildInto(b, qemu.BuildOptions{OutDir: filepath.Join(dir, "build")}).ELF
 	img, err := elf.Open(elfPath)
 	if err != nil {
 		b.Fatal(err)

@@ -5,7 +5,6 @@ package profile
 import (
 	"encoding/hex"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -302,12 +301,6 @@ func TestBuildIDMismatchIsRefusedUnlessForced(t *testing.T) {
 	if !slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "deadbeef") }) {
 		t.Errorf("forced read without a warning: %v", s.Warnings)
 	}
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	profiletest.Cleanup()
-	os.Exit(code)
 }
 
 // records is n records at pc with lr, exception exc and thread.

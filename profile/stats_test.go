@@ -5,11 +5,11 @@ package profile
 import (
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // The expected intervals are Newcombe (1998), "Two-sided confidence
@@ -76,11 +76,7 @@ func TestIdleRulesMatchZephyrNames(t *testing.T) {
 // TestAfterWaitForInterruptOnAssembledCode assembles the instructions with
 // the ARM assembler rather than trusting hand-written encodings.
 func TestAfterWaitForInterruptOnAssembledCode(t *testing.T) {
-	for _, tool := range []string{"arm-none-eabi-as", "arm-none-eabi-objcopy"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (make deps)", tool)
-		}
-	}
+	armtest.NeedTools(t, "arm-none-eabi-as", "arm-none-eabi-objcopy")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "w.s")
 	// Each case is 4 bytes, so the bytes before case i's end are code[4i:4i+4].
@@ -101,9 +97,7 @@ nop
 		{"arm-none-eabi-as", "-mcpu=cortex-m7", "-o", obj, src},
 		{"arm-none-eabi-objcopy", "-O", "binary", obj, bin},
 	} {
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, out)
-		}
+		armtest.MustRun(t, dir, args[0], args[1:]...)
 	}
 	code, err := os.ReadFile(bin)
 	if err != nil || len(code) != 24 {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"go.bug.st/serial"
 
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sample/device"
 )
@@ -25,44 +27,41 @@ import (
 // minimal command/response loop over the firmware's UART (using the
 // sample package's decoder and encoders), and symbol lookup in the ELF.
 
-var shared struct {
-	once             sync.Once
-	dir              string
-	elfPath, mapPath string
-	err              error
+// defaultBuild is the default (-Os, no plan) image, built once and cached
+// in $TMPDIR (armtest.Build, as internal/qemutest.Demo caches the other
+// packages' builds). It has a directory of its own: the trace tests build
+// their plugin into it, and cmd's, running at the same time, into
+// qemutest's.
+var defaultBuild = &armtest.Build{
+	Prefix:  "tcmprof-qemu-default",
+	Src:     filepath.Dir(SourceDir()),
+	InPlace: true, // the map names the objects by absolute path
+	Make: func(_, out string) error {
+		_, _, err := Build(BuildOptions{OutDir: out})
+		return err
+	},
 }
 
-// TestMain removes the shared build directory after all tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
-	}
-	os.Exit(code)
-}
-
-// needTools skips the test when the cross compiler or QEMU is missing.
+// needTools skips a test that builds the image when a tool Build runs is
+// missing.
 func needTools(t *testing.T) {
 	t.Helper()
-	if err := Available(); err != nil {
-		t.Skipf("QEMU firmware tests need the ARM toolchain and QEMU: %v", err)
-	}
+	armtest.NeedTools(t, BuildTools...)
 }
 
-// defaultImage builds the default (-Os, no plan) image once for all tests.
+// needQEMU skips a test that boots the image under -short or without QEMU
+// (armtest.NeedQEMU, the rule every package's QEMU tests follow).
+func needQEMU(t *testing.T) {
+	t.Helper()
+	armtest.NeedQEMU(t, BuildTools...)
+}
+
+// defaultImage is the default image (defaultBuild) and its map.
 func defaultImage(t *testing.T) (elfPath, mapPath string) {
 	t.Helper()
 	needTools(t)
-	shared.once.Do(func() {
-		shared.dir, shared.err = os.MkdirTemp("", "tcmprof-qemu-")
-		if shared.err == nil {
-			shared.elfPath, shared.mapPath, shared.err = Build(BuildOptions{OutDir: shared.dir})
-		}
-	})
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	return shared.elfPath, shared.mapPath
+	dir := defaultBuild.Dir(t)
+	return filepath.Join(dir, ELFName), filepath.Join(dir, MapName)
 }
 
 // testOptions is how the tests run QEMU (docs/qemu.md says why).
@@ -95,6 +94,7 @@ type host struct {
 // boot starts the image in QEMU and waits for its banner.
 func boot(t *testing.T, elfPath string, opts StartOptions) *host {
 	t.Helper()
+	needQEMU(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	inst, err := StartWith(ctx, elfPath, opts)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 // demo a thread's stack often has fewer words above SP, and the interrupt
 // stack always: those copy less and take another path).
 func TestISRInstructionCount(t *testing.T) {
+	needQEMU(t) // before its subtests, which boot it
 	elfPath, _ := defaultImage(t)
 	f, _ := loadSymbols(t, elfPath)
 	entry := symbol(t, f, "tcmp_sample_isr").Value &^ 1

@@ -6,14 +6,12 @@
 //
 // A test that needs the emulator:
 //
-//	if err := qemu.Available(); err != nil {
-//		t.Skip(err)
-//	}
-//	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: t.TempDir()})
-//	...
-//	inst, err := qemu.Start(ctx, elfPath)
-//	defer inst.Stop()
+//	qemutest.Need(t) // skips under -short, or when a tool is missing
+//	demo := qemutest.Demo(t, qemu.BuildOptions{}) // built once, cached
+//	inst := qemutest.Boot(t, demo.ELF, qemu.StartOptions{Icount: 3})
 //	port, err := inst.OpenSerial() // the firmware's UART, raw mode
+//
+// (internal/qemutest; this package's own tests use internal/armtest.)
 package qemu
 
 import (
@@ -38,19 +36,8 @@ import (
 	"go.bug.st/serial"
 )
 
-// Tools the build and the emulator need, in the order Available checks them.
-var requiredTools = []string{"make", "arm-none-eabi-gcc", "arm-none-eabi-ar", "qemu-system-arm"}
-
-// Available reports the first tool missing from PATH, so tests can skip
-// with a message that says what to install (`make deps` installs them).
-func Available() error {
-	for _, tool := range requiredTools {
-		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("%s not found in PATH (run `make deps`)", tool)
-		}
-	}
-	return nil
-}
+// BuildTools are the tools Build runs; Start also needs qemu-system-arm.
+var BuildTools = []string{"make", "arm-none-eabi-gcc", "arm-none-eabi-ar"}
 
 // SourceDir is the directory of the firmware sources and Makefile: the
 // directory this file was compiled from.

@@ -236,7 +236,7 @@ func readLoadedWord(t *testing.T, f *elf.File, paddr uint64) uint32 {
 // callers in flash reach it through a veneer, and the image still boots
 // and echoes. Built with -O2, so the other optimisation level is covered.
 func TestITCMFragmentRelocates(t *testing.T) {
-	needTools(t)
+	needQEMU(t)
 	dir := t.TempDir()
 	frag := filepath.Join(dir, "plan.ld")
 	plan := "*libnet.a:checksum.o(.text.net_checksum_hot)\n*libnet.a:ipv4.o(.text.net_ipv4_input)\n"

@@ -71,6 +71,7 @@ func runGDBScript(t *testing.T, elfPath, script string, port int, env ...string)
 // 30 make the copy's last n % 8 words take every block of the rest (4, 2,
 // 1); K = 64 meets stacks shallower than K.
 func TestStackRecordsMatchMemory(t *testing.T) {
+	needQEMU(t) // before its subtests, which boot it
 	elfPath, _ := defaultImage(t)
 	needGDB(t)
 	const stops = 40

@@ -54,6 +54,7 @@ func readTrace(t *testing.T, path string) tracedRun {
 // QEMU to end itself after the window.
 func traceToFile(t *testing.T, elfPath string, opts StartOptions, trace TraceOptions) {
 	t.Helper()
+	needQEMU(t)
 	opts.Trace = &trace
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -173,6 +174,7 @@ func upToLast(insns []uint32, addr uint32) []uint32 {
 // Through a FIFO the model reads the trace as QEMU writes it: the window
 // holds exactly the units asked for and QEMU ends itself.
 func TestStartTraceFIFO(t *testing.T) {
+	needQEMU(t)
 	elfPath, _ := defaultImage(t)
 	marker := zsockSendto(t, elfPath)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

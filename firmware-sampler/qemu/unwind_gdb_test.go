@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	tcelf "github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/unwind"
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sample/device"
 )
@@ -44,14 +44,11 @@ type gdbFrame struct {
 	Line     int    `json:"line"`
 }
 
-// needGDB returns gdb-multiarch's path or skips the test.
+// needGDB skips the test without gdb-multiarch, or returns the command.
 func needGDB(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("gdb-multiarch")
-	if err != nil {
-		t.Skip("gdb-multiarch not found in PATH (run `make deps`)")
-	}
-	return path
+	armtest.NeedTools(t, "gdb-multiarch")
+	return "gdb-multiarch"
 }
 
 // freeTCPPort is a loopback port nobody listened on a moment ago.
@@ -69,6 +66,7 @@ func freeTCPPort(t *testing.T) int {
 // it n times at random moments, reading up to words stack words each time.
 func gdbStops(t *testing.T, elfPath string, n, seed, words int) []gdbStop {
 	t.Helper()
+	needQEMU(t)
 	port := freeTCPPort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -4,7 +4,9 @@
 // packages share and asks the ARM binutils about it: a cached build of a
 // testdata directory (Build), the programs the elf packages' tests read
 // (Extras, SymbolizeDir) and the oracles (Objdump, Output). A test whose
-// toolchain is missing is skipped, never failed (NeedTools).
+// toolchain is missing is skipped, never failed, with the Debian package
+// that provides it (NeedTools); a test that boots QEMU is also skipped
+// under -short (NeedQEMU).
 package armtest
 
 import (
@@ -18,6 +20,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -28,7 +31,8 @@ import (
 // contents), their absolute path (DWARF records it), the recipe files and
 // the cross compiler's version, so that a second `go test` reuses it and
 // any change rebuilds it. It is built aside and renamed into place, so a
-// concurrent or interrupted run never sees half of it.
+// concurrent or interrupted run never sees half of it; or, InPlace, in its
+// directory under a lock that every test binary takes first.
 type Build struct {
 	Prefix string   // cache directory name before the hash
 	Src    string   // testdata directory the artefacts are built from
@@ -36,6 +40,10 @@ type Build struct {
 	// Make makes the artefacts in out (the working directory of any tool
 	// it runs) from the absolute source directory src.
 	Make func(src, out string) error
+	// InPlace builds in the cache directory itself, for artefacts that
+	// name the directory they were built in (a map file's absolute object
+	// paths), which renaming would leave dangling.
+	InPlace bool
 
 	once sync.Once
 	dir  string
@@ -62,10 +70,27 @@ func (b *Build) cached() (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(os.TempDir(), b.Prefix+"-"+key)
+	if b.InPlace {
+		unlock, err := lock(dir + ".lock")
+		if err != nil {
+			return "", err
+		}
+		defer unlock()
+	}
 	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
 		return dir, nil
 	}
 	b.removeStale(dir)
+	if b.InPlace {
+		os.RemoveAll(dir) // a half-built copy left by an interrupted run
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		if err := b.Make(src, dir); err != nil {
+			return "", err
+		}
+		return dir, os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+	}
 	tmp, err := os.MkdirTemp(os.TempDir(), b.Prefix+"-build-")
 	if err != nil {
 		return "", err
@@ -118,6 +143,20 @@ func (b *Build) key(src string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
+// lock takes an exclusive lock on path (created if need be), waiting for
+// another test binary that holds it; unlock releases it.
+func lock(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %v", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
 // removeStale deletes artefacts of older sources, sparing any an hour-old
 // or younger test run may still be reading.
 func (b *Build) removeStale(keep string) {
@@ -140,6 +179,15 @@ func Run(dir, name string, args ...string) error {
 	return nil
 }
 
+// MustRun runs a build tool in dir, failing the test (with the tool's
+// output) if it fails.
+func MustRun(t testing.TB, dir, name string, args ...string) {
+	t.Helper()
+	if err := Run(dir, name, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Output runs a binutils oracle and returns its standard output.
 func Output(t testing.TB, name string, args ...string) string {
 	t.Helper()
@@ -151,16 +199,6 @@ func Output(t testing.TB, name string, args ...string) string {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return string(out)
-}
-
-// NeedTools skips the test when one of tools is not installed.
-func NeedTools(t testing.TB, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (make deps installs it)", tool)
-		}
-	}
 }
 
 // dir is this package's source directory: its testdata holds the sources

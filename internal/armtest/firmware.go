@@ -169,3 +169,21 @@ func FuncSymbols(t testing.TB, f *goelf.File) (funcs []Func, addrOf map[string]u
 	}
 	return funcs, addrOf
 }
+
+// SectionNames lists the named sections of the ELF file at path (an
+// object file's input sections, for one), in file order.
+func SectionNames(t testing.TB, path string) []string {
+	t.Helper()
+	f, err := goelf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var names []string
+	for _, s := range f.Sections {
+		if s.Name != "" {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}

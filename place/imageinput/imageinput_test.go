@@ -21,6 +21,8 @@ import (
 	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
+	"github.com/tcmprof/tcmprof/internal/armtest"
+	"github.com/tcmprof/tcmprof/internal/qemutest"
 	"github.com/tcmprof/tcmprof/place"
 )
 
@@ -32,17 +34,9 @@ import (
 // objdump's b.w lines, ITCM use against the script's __itcm_end, and the
 // pins.
 func TestReadOnDemoFirmware(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the demo firmware")
-	}
-	if _, err := exec.LookPath("arm-none-eabi-objdump"); err != nil {
-		t.Skip("needs the ARM toolchain (make deps)")
-	}
-	out := t.TempDir()
-	elfPath, mapPath, err := qemu.Build(qemu.BuildOptions{OutDir: out})
-	if err != nil {
-		t.Fatal(err)
-	}
+	armtest.NeedTools(t, "arm-none-eabi-objdump")
+	demo := qemutest.Demo(t, qemu.BuildOptions{})
+	out, elfPath, mapPath := demo.Dir, demo.ELF, demo.Map
 	img, err := elf.Open(elfPath)
 	if err != nil {
 		t.Fatal(err)
@@ -316,9 +310,7 @@ func padded(m *mapfile.Map, s *mapfile.InputSection) bool {
 // for each rule of Read, and checks each rule; then removes the
 // object file and checks that the alignments are inferred, with warnings.
 func TestReadRules(t *testing.T) {
-	if _, err := exec.LookPath("arm-none-eabi-gcc"); err != nil {
-		t.Skip("needs the ARM toolchain (make deps)")
-	}
+	armtest.NeedTools(t, "arm-none-eabi-gcc")
 	src, err := filepath.Abs("testdata/image")
 	if err != nil {
 		t.Fatal(err)
@@ -328,10 +320,8 @@ func TestReadRules(t *testing.T) {
 		{"-mcpu=cortex-m7", "-mthumb", "-O2", "-g", "-ffunction-sections", "-c", filepath.Join(src, "fw.c"), "-o", "fw.o"},
 		{"-mcpu=cortex-m7", "-mthumb", "-nostdlib", "-nostartfiles", "-T", filepath.Join(src, "fw.ld"), "-Wl,-Map=fw.map", "-Wl,--build-id", "fw.o", "-o", "fw.elf"},
 	} {
-		cmd := exec.Command("arm-none-eabi-gcc", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("arm-none-eabi-gcc %v: %v\n%s", args, err, out)
+		if err := armtest.Run(dir, "arm-none-eabi-gcc", args...); err != nil {
+			t.Fatal(err)
 		}
 	}
 	load := func(t *testing.T) (*place.Input, []string) {

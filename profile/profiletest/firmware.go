@@ -22,6 +22,7 @@ import (
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/sample"
 )
 
@@ -45,44 +46,53 @@ var (
 	fwOnce sync.Once
 	fwVal  *Firmware
 	fwErr  error
-	fwDir  string
 )
 
+// self is this file, whose change (the recipe) rebuilds the firmware.
+var self = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return file
+}()
+
+// repo is the repository's root directory.
+var repo = filepath.Join(filepath.Dir(self), "..", "..")
+
+var fwBuild = &armtest.Build{
+	Prefix: "tcmprof-profile",
+	Src:    filepath.Join(repo, "profile", "testdata"),
+	Recipe: []string{self},
+	Make:   makeFirmware,
+}
+
 // Build compiles testdata/fw.c, testdata/dsp.cpp and testdata/checksum.c
-// (as the archive libnet.a) for a Cortex-M7, once per test binary, in a directory Cleanup
-// removes. It skips the test when the toolchain is missing.
+// (as the archive libnet.a) for a Cortex-M7, once and cached in $TMPDIR
+// (armtest.Build), and reads it and what objdump says of it once per test
+// binary. It skips the test when the toolchain is missing.
 func Build(t testing.TB) *Firmware {
 	t.Helper()
-	for _, tool := range []string{"arm-none-eabi-gcc", "arm-none-eabi-g++", "arm-none-eabi-ar", "arm-none-eabi-objdump", "arm-none-eabi-addr2line"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (make deps)", tool)
-		}
-	}
-	fwOnce.Do(func() { fwVal, fwErr = doBuild() })
+	armtest.NeedTools(t, "arm-none-eabi-gcc", "arm-none-eabi-g++", "arm-none-eabi-ar", "arm-none-eabi-objdump", "arm-none-eabi-addr2line")
+	dir := fwBuild.Dir(t)
+	fwOnce.Do(func() { fwVal, fwErr = read(dir) })
 	if fwErr != nil {
 		t.Fatal(fwErr)
 	}
 	return fwVal
 }
 
-func doBuild() (*Firmware, error) {
-	dir, err := os.MkdirTemp("", "tcmprof-profile-")
-	if err != nil {
-		return nil, err
-	}
-	fwDir = dir
-	_, self, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(self), "..", "..")
-	src := filepath.Join(repo, "profile", "testdata")
+// makeFirmware builds the firmware from src into dir.
+func makeFirmware(src, dir string) error {
 	// The build is reproducible: it runs in dir with relative object names
 	// (so the map names fw.o and libnet.a(checksum.o)), and the DWARF
 	// names the sources /tcmprof/profile/testdata/... and the build
 	// directory /build wherever the checkout and the temporary directory
 	// are. The same toolchain gives the same ELF, build-id included, which
 	// the commands' golden outputs rely on.
+	root, err := filepath.Abs(repo)
+	if err != nil {
+		return err
+	}
 	flags := []string{"-mcpu=cortex-m7", "-mthumb", "-mfpu=fpv5-d16", "-mfloat-abi=hard", "-g", "-O2", "-ffunction-sections",
-		"-ffile-prefix-map=" + repo + "=/tcmprof", "-ffile-prefix-map=" + dir + "=/build"}
-	fw := &Firmware{Dir: dir, ELF: filepath.Join(dir, "fw.elf"), MapPath: filepath.Join(dir, "fw.map")}
+		"-ffile-prefix-map=" + root + "=/tcmprof", "-ffile-prefix-map=" + dir + "=/build"}
 	gcc := append([]string{"arm-none-eabi-gcc"}, flags...)
 	steps := [][]string{
 		slices.Concat(gcc, []string{"-c", filepath.Join(src, "checksum.c"), "-o", "checksum.o"}),
@@ -93,12 +103,17 @@ func doBuild() (*Firmware, error) {
 			"-Wl,--build-id", "-Wl,-Map=fw.map", "-o", "fw.elf", "fw.o", "dsp.o", "-L.", "-lnet"}),
 	}
 	for _, s := range steps {
-		c := exec.Command(s[0], s[1:]...)
-		c.Dir = dir
-		if out, err := c.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("%s: %w\n%s", strings.Join(s, " "), err, out)
+		if err := armtest.Run(dir, s[0], s[1:]...); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// read opens the firmware built in dir and disassembles it.
+func read(dir string) (*Firmware, error) {
+	fw := &Firmware{Dir: dir, ELF: filepath.Join(dir, "fw.elf"), MapPath: filepath.Join(dir, "fw.map")}
+	var err error
 	if fw.Image, err = elf.Open(fw.ELF); err != nil {
 		return nil, err
 	}
@@ -205,14 +220,6 @@ func (fw *Firmware) Addr2line(t testing.TB, addr uint32) []string {
 		chain = append(chain, lines[i]+" "+filepath.Base(loc))
 	}
 	return chain
-}
-
-// Cleanup removes the firmware build directory; call it from TestMain
-// after m.Run.
-func Cleanup() {
-	if fwDir != "" {
-		os.RemoveAll(fwDir)
-	}
 }
 
 // BuildID is the GNU build-id as arm-none-eabi-readelf prints it.
