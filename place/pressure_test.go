@@ -33,24 +33,31 @@ func pressureInput(shift FlashShift) *Input {
 		stalls, entries float64
 		samples         int
 	}{{"A", 100, 0.02, 310}, {"B", 0, 0.5, 600}, {"C", 100, 0.02, 300}, {"D", 0, 0.5, 200}, {"E", 100, 0.02, 300}, {"F", 0, 0, 100}} {
-		addr := uint32(flashBase + 32*k)
-		in.Funcs = append(in.Funcs, Func{Key: KeyFor(f.name+".c", f.name), Symbol: f.name, Section: ".text." + f.name,
-			Object: f.name + ".o", Addr: addr, Size: 32, Align: 4, Region: "FLASH", Samples: f.samples,
-			Stalls: f.stalls, Lines: []LineHeat{{Addr: addr, Stalls: f.stalls, Entries: f.entries}}})
+		in.Funcs = append(in.Funcs, oneLineFunc(f.name, k, f.samples, LineHeat{Stalls: f.stalls, Entries: f.entries}))
 	}
 	return in
+}
+
+// oneLineFunc is function name, one 32-byte line at the k-th line of
+// flash, with samples and the line's heat.
+func oneLineFunc(name string, k, samples int, heat LineHeat) Func {
+	heat.Addr = uint32(flashBase + 32*k)
+	return Func{Key: KeyFor(name+".c", name), Symbol: name, Section: ".text." + name, Object: name + ".o",
+		Addr: heat.Addr, Size: 32, Align: 4, Region: "FLASH", Samples: samples, Stalls: heat.Stalls, Lines: []LineHeat{heat}}
+}
+
+// moved marks the one-line functions named A, B, ... as moved.
+func moved(names ...string) []bool {
+	inPlan := make([]bool, 6)
+	for _, n := range names {
+		inPlan[n[0]-'A'] = true
+	}
+	return inPlan
 }
 
 // TestPressureHandComputed checks the prediction of the stalls left in
 // flash against the relinks worked out by hand.
 func TestPressureHandComputed(t *testing.T) {
-	moved := func(names ...string) []bool {
-		inPlan := make([]bool, 6)
-		for _, n := range names {
-			inPlan[n[0]-'A'] = true
-		}
-		return inPlan
-	}
 	for _, tc := range []struct {
 		what   string
 		shift  FlashShift
@@ -119,10 +126,7 @@ func rateInput(fSamples int) *Input {
 		stalls  float64
 		samples int
 	}{{"A", 500, 510}, {"B", 0, 1000}, {"C", 500, 510}, {"D", 0, 20}, {"E", 500, 510}, {"F", 0, fSamples}} {
-		addr := uint32(flashBase + 32*k)
-		in.Funcs = append(in.Funcs, Func{Key: KeyFor(f.name+".c", f.name), Symbol: f.name, Section: ".text." + f.name,
-			Object: f.name + ".o", Addr: addr, Size: 32, Align: 4, Region: "FLASH", Samples: f.samples, Stalls: f.stalls,
-			Lines: []LineHeat{{Addr: addr, Stalls: f.stalls, Insns: 10, Samples: f.samples}}})
+		in.Funcs = append(in.Funcs, oneLineFunc(f.name, k, f.samples, LineHeat{Stalls: f.stalls, Insns: 10, Samples: f.samples}))
 	}
 	return in
 }
@@ -134,13 +138,6 @@ func rateInput(fSamples int) *Input {
 // 1,500 stall samples, what they show. Set 1 holds B and D (F, without a
 // sample, counts for nothing), which fit.
 func TestExpectedHandComputed(t *testing.T) {
-	moved := func(names ...string) []bool {
-		inPlan := make([]bool, 6)
-		for _, n := range names {
-			inPlan[n[0]-'A'] = true
-		}
-		return inPlan
-	}
 	for _, tc := range []struct {
 		what     string
 		fSamples int
