@@ -22,6 +22,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata with what the tests get")
 
+// Updating reports whether the test runs with -update, rewriting the
+// golden files rather than comparing with them.
+func Updating() bool { return *update }
+
 // Check compares got with the golden file at path. With -update it writes
 // got to path instead.
 func Check(t testing.TB, path string, got []byte) {
@@ -48,6 +52,14 @@ func Check(t testing.TB, path string, got []byte) {
 // lines from the first difference, enough to see what changed without an
 // external diff.
 func Diff(want, got []byte) string {
+	if bytes.IndexByte(want, 0) >= 0 || bytes.IndexByte(got, 0) >= 0 {
+		// A binary file (an ELF) has no lines to show.
+		i := 0
+		for i < len(want) && i < len(got) && want[i] == got[i] {
+			i++
+		}
+		return fmt.Sprintf("binary files differ from byte %d (want %d bytes, got %d)\n", i, len(want), len(got))
+	}
 	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
 	i := 0
 	for i < len(w) && i < len(g) && w[i] == g[i] {

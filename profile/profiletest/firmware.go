@@ -35,6 +35,47 @@ type Firmware struct {
 	// insns maps each function to its instructions in address order, as
 	// arm-none-eabi-objdump disassembles them.
 	insns map[string][]insn
+	// recorded holds, for the checked-in copy, what each oracle of
+	// oracles printed for it (by tool name); nil for a fresh build, whose
+	// oracles run.
+	recorded map[string][]byte
+}
+
+// oracles are the ARM binutils runs whose output the Firmware reads, each
+// on the ELF in its directory (so no directory is in the output).
+// The checked-in copy comes with each one's output as recorded in
+// testdata/<file>.
+var oracles = []struct {
+	file, tool string
+	args       []string
+}{
+	{"fw.objdump.txt", "arm-none-eabi-objdump", []string{"-d", "--no-show-raw-insn"}},
+	{"fw.nm.txt", "arm-none-eabi-nm", []string{"-S"}},
+	{"fw.readelf.txt", "arm-none-eabi-readelf", []string{"-n"}},
+}
+
+// oracle is what tool (one of oracles) prints about the firmware.
+func (fw *Firmware) oracle(tool string) ([]byte, error) {
+	if fw.recorded != nil {
+		return fw.recorded[tool], nil
+	}
+	for _, o := range oracles {
+		if o.tool == tool {
+			return runOracle(fw.ELF, o.tool, o.args...)
+		}
+	}
+	return nil, fmt.Errorf("%s is not one of the firmware's oracles", tool)
+}
+
+// runOracle runs tool with args on elfPath, in its directory.
+func runOracle(elfPath, tool string, args ...string) ([]byte, error) {
+	cmd := exec.Command(tool, append(args, filepath.Base(elfPath))...)
+	cmd.Dir = filepath.Dir(elfPath)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tool, err)
+	}
+	return out, nil
 }
 
 type insn struct {
@@ -72,11 +113,45 @@ func Build(t testing.TB) *Firmware {
 	t.Helper()
 	armtest.NeedTools(t, "arm-none-eabi-gcc", "arm-none-eabi-g++", "arm-none-eabi-ar", "arm-none-eabi-objdump", "arm-none-eabi-addr2line")
 	dir := fwBuild.Dir(t)
-	fwOnce.Do(func() { fwVal, fwErr = read(dir) })
+	fwOnce.Do(func() { fwVal, fwErr = read(dir, nil) })
 	if fwErr != nil {
 		t.Fatal(fwErr)
 	}
 	return fwVal
+}
+
+// CheckedInDir holds a copy of the firmware Build makes, checked in so
+// that tests can read it where the toolchain is missing (as Go's
+// debug/elf does with its testdata): fw.elf and fw.map, what each of the
+// oracles printed about it, and toolchain.txt, the compiler and linker
+// that built it. TestCheckedInFirmware rebuilds it and compares.
+var CheckedInDir = filepath.Join(filepath.Dir(self), "testdata")
+
+var checkedIn = sync.OnceValues(func() (*Firmware, error) {
+	dir, err := filepath.Abs(CheckedInDir)
+	if err != nil {
+		return nil, err
+	}
+	recorded := make(map[string][]byte)
+	for _, o := range oracles {
+		if recorded[o.tool], err = os.ReadFile(filepath.Join(dir, o.file)); err != nil {
+			return nil, err
+		}
+	}
+	return read(dir, recorded)
+})
+
+// CheckedIn is the checked-in copy of the firmware (CheckedInDir): the
+// same bytes as Build makes with the toolchain of toolchain.txt, read
+// without any tool, so that what a test derives from it is the same on
+// every machine whatever its compiler, or none.
+func CheckedIn(t testing.TB) *Firmware {
+	t.Helper()
+	fw, err := checkedIn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fw
 }
 
 // makeFirmware builds the firmware from src into dir.
@@ -110,9 +185,10 @@ func makeFirmware(src, dir string) error {
 	return nil
 }
 
-// read opens the firmware built in dir and disassembles it.
-func read(dir string) (*Firmware, error) {
-	fw := &Firmware{Dir: dir, ELF: filepath.Join(dir, "fw.elf"), MapPath: filepath.Join(dir, "fw.map")}
+// read opens the firmware in dir and disassembles it, from the oracles'
+// recorded output if it is not nil.
+func read(dir string, recorded map[string][]byte) (*Firmware, error) {
+	fw := &Firmware{Dir: dir, ELF: filepath.Join(dir, "fw.elf"), MapPath: filepath.Join(dir, "fw.map"), recorded: recorded}
 	var err error
 	if fw.Image, err = elf.Open(fw.ELF); err != nil {
 		return nil, err
@@ -125,9 +201,9 @@ func read(dir string) (*Firmware, error) {
 	if fw.Map, err = mapfile.Parse(mf); err != nil {
 		return nil, err
 	}
-	out, err := exec.Command("arm-none-eabi-objdump", "-d", "--no-show-raw-insn", fw.ELF).Output()
+	out, err := fw.oracle("arm-none-eabi-objdump")
 	if err != nil {
-		return nil, fmt.Errorf("objdump: %w", err)
+		return nil, err
 	}
 	fw.insns = parseObjdump(string(out))
 	return fw, nil
@@ -223,7 +299,14 @@ func (fw *Firmware) Addr2line(t testing.TB, addr uint32) []string {
 }
 
 // BuildID is the GNU build-id as arm-none-eabi-readelf prints it.
-func (fw *Firmware) BuildID(t testing.TB) []byte { return ReadelfBuildID(t, fw.ELF) }
+func (fw *Firmware) BuildID(t testing.TB) []byte {
+	t.Helper()
+	out, err := fw.oracle("arm-none-eabi-readelf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseBuildID(t, fw.ELF, out)
+}
 
 // ReadelfBuildID is the GNU build-id of elfPath as arm-none-eabi-readelf
 // prints it; the test fails when readelf shows none.
@@ -233,6 +316,12 @@ func ReadelfBuildID(t testing.TB, elfPath string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return parseBuildID(t, elfPath, out)
+}
+
+// parseBuildID is the build-id in readelf -n's output about elfPath.
+func parseBuildID(t testing.TB, elfPath string, out []byte) []byte {
+	t.Helper()
 	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindSubmatch(out)
 	if m == nil {
 		t.Fatalf("readelf -n %s shows no build-id:\n%s", elfPath, out)
@@ -309,7 +398,7 @@ func Pprof(t testing.TB, args ...string) string {
 // SymbolSize is the size of symbol name as arm-none-eabi-nm prints it.
 func (fw *Firmware) SymbolSize(t testing.TB, name string) uint32 {
 	t.Helper()
-	out, err := exec.Command("arm-none-eabi-nm", "-S", fw.ELF).Output()
+	out, err := fw.oracle("arm-none-eabi-nm")
 	if err != nil {
 		t.Fatal(err)
 	}
