@@ -19,10 +19,11 @@ import (
 	"github.com/tcmprof/tcmprof/sample"
 )
 
-// goldenRuns are two captures of the profile package's test firmware, made
-// in the test from its sources (profiletest builds it reproducibly, so the
-// ELF, its build-id and every path in it are the same on every machine
-// with the same toolchain), "before" and "after" some change: busy samples
+// goldenRuns are two captures of the profile package's test firmware, as
+// checked in (profiletest.CheckedIn: the bytes its sources build with the
+// toolchain it records, which profiletest's TestCheckedInFirmware checks,
+// so the goldens need no toolchain and hold whichever one a machine has),
+// "before" and "after" some change: busy samples
 // in flash (hash_buf, leaf_add, and net_checksum in libnet.a), in ITCM
 // (fast_scale) and on a veneer, and idle ones.
 type goldenRuns struct {
@@ -31,7 +32,7 @@ type goldenRuns struct {
 }
 
 func newGoldenRuns(t *testing.T) goldenRuns {
-	fw := profiletest.Build(t)
+	fw := profiletest.CheckedIn(t)
 	dir := t.TempDir()
 	write := func(name string, hash, leaf, checksum, scale, idle int) string {
 		c := fw.Capture(t, sample.FieldPC|sample.FieldThread,
@@ -69,11 +70,11 @@ func writeGroups(t *testing.T, fw *profiletest.Firmware, dir, name string, group
 //
 //	go test ./cmd -run TestGoldenOutputs -update
 //
-// and review the diff. Nothing is normalised: the firmware build is
-// reproducible, the captures are made from it here, and info reads the
-// checked-in capture of sample/testdata. What does vary is the compiler:
-// another arm-none-eabi-gcc than Debian's may lay the test firmware out
-// differently, changing addresses and sizes; update and review then.
+// and review the diff. Nothing is normalised: the firmware is the
+// checked-in copy, the same on every machine, and the captures are made
+// from it here. It needs no toolchain, so it runs everywhere (issue 27
+// §5); when the firmware's sources change, refresh the copy first (see
+// profiletest's TestCheckedInFirmware).
 func TestGoldenOutputs(t *testing.T) {
 	r := newGoldenRuns(t)
 	build := []string{"--elf", r.fw.ELF, "--map", r.fw.MapPath, "--board", "qemu-demo"}
@@ -82,7 +83,7 @@ func TestGoldenOutputs(t *testing.T) {
 	// sim: the hand-made trace of sim_test.go over the same firmware, in a
 	// cache of two lines so that its functions evict each other.
 	simArgs := slices.Clip(append([]string{"sim", "--unit", "nonleaf", "--warmup", "1", "--units", "20", "--icache-size", "64",
-		"--icache-ways", "1", newSimFixture(t, r.fw.BuildID(t)).trace}, build...))
+		"--icache-ways", "1", newSimFixture(t, r.fw, r.fw.BuildID(t)).trace}, build...))
 	// The capture the board would take, as sim models it, at a clock slow
 	// enough for the short trace to hold samples; the time it was modelled
 	// at is set to a fixed one (the only figure of it that varies).
@@ -206,9 +207,9 @@ func TestGoldenOutputs(t *testing.T) {
 	}
 }
 
-// TestGoldenOutputsWithoutAToolchain pins what needs no firmware built,
-// so it runs where arm-none-eabi-gcc is missing (issue 27 §5), unlike
-// TestGoldenOutputs: info reads the checked-in capture of sample/testdata,
+// TestGoldenOutputsWithoutAToolchain pins what reads no firmware at all
+// (TestGoldenOutputs reads the checked-in copy of one; neither needs
+// arm-none-eabi-gcc, issue 27 §5): info reads the checked-in capture of sample/testdata,
 // and bench compare the two udp-echo runs of loadtest/testdata (whose
 // table, CSV and SVG loadtest's TestRunOutputs pins).
 func TestGoldenOutputsWithoutAToolchain(t *testing.T) {

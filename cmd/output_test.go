@@ -109,7 +109,7 @@ func TestOutputNeverOverwritesAnInput(t *testing.T) {
 	if err := os.Link(capture, link); err != nil {
 		t.Fatal(err)
 	}
-	trace := copyFile(newSimFixture(t, fx.fw.BuildID(t)).trace, filepath.Join(dir, "run.trace"))
+	trace := copyFile(newSimFixture(t, fx.fw, fx.fw.BuildID(t)).trace, filepath.Join(dir, "run.trace"))
 	runJSON := filepath.Join(dir, "stock.json")
 	write(t, runJSON, "{}")
 	build := []string{"--elf", elfPath, "--map", mapPath, "--board", "qemu-demo"}

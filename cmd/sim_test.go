@@ -28,8 +28,9 @@ type simFixture struct {
 
 const simUnits = 20
 
-func newSimFixture(t *testing.T, buildID []byte) simFixture {
-	fw := profiletest.Build(t)
+// newSimFixture is a trace of fw (the fresh build or the checked-in copy)
+// that names buildID.
+func newSimFixture(t *testing.T, fw *profiletest.Firmware, buildID []byte) simFixture {
 	fx := simFixture{fw: fw, sizes: map[string]uint64{}}
 	w := simtest.NewWriter(buildID)
 	ids := map[string]uint32{}
@@ -103,7 +104,7 @@ func runSimJSON(t *testing.T, args ...string) simJSON {
 
 func TestSimCommand(t *testing.T) {
 	fw := profiletest.Build(t)
-	fx := newSimFixture(t, fw.BuildID(t))
+	fx := newSimFixture(t, fw, fw.BuildID(t))
 	// A direct-mapped cache of two lines, so that the functions evict each other.
 	args := []string{"--elf", fw.ELF, "--map", fw.MapPath, "--unit", "nonleaf", "--warmup", "1", "--units", "20",
 		"--icache-size", "64", "--icache-ways", "1", fx.trace}
@@ -197,7 +198,7 @@ func TestSimCommand(t *testing.T) {
 // hash_buf models as if hash_buf had not run.
 func TestSimExcludesTheTestbench(t *testing.T) {
 	fw := profiletest.Build(t)
-	fx := newSimFixture(t, nil)
+	fx := newSimFixture(t, fw, nil)
 	hash := fw.Entry(t, "hash_buf")
 	bench := filepath.Join(t.TempDir(), "bench.elf")
 	out, err := exec.Command("arm-none-eabi-objcopy",
@@ -234,8 +235,8 @@ func TestSimExcludesTheTestbench(t *testing.T) {
 
 func TestSimCommandErrors(t *testing.T) {
 	fw := profiletest.Build(t)
-	fx := newSimFixture(t, []byte{1, 2, 3, 4})
-	good := newSimFixture(t, fw.BuildID(t))
+	fx := newSimFixture(t, fw, []byte{1, 2, 3, 4})
+	good := newSimFixture(t, fw, fw.BuildID(t))
 	notTrace := filepath.Join(t.TempDir(), "x")
 	os.WriteFile(notTrace, []byte("hello, this is not a trace"), 0o644)
 	for _, tc := range []struct {

@@ -122,10 +122,15 @@ func Build(t testing.TB) *Firmware {
 
 // CheckedInDir holds a copy of the firmware Build makes, checked in so
 // that tests can read it where the toolchain is missing (as Go's
-// debug/elf does with its testdata): fw.elf and fw.map, what each of the
+// debug/elf does with its testdata): checkedInFiles, what each of the
 // oracles printed about it, and toolchain.txt, the compiler and linker
 // that built it. TestCheckedInFirmware rebuilds it and compares.
 var CheckedInDir = filepath.Join(filepath.Dir(self), "testdata")
+
+// checkedInFiles are the artefacts of the build in CheckedInDir: the ELF,
+// its map file and the objects the map names, which the planner reads
+// beside the map for their sections' alignment.
+var checkedInFiles = []string{"fw.elf", "fw.map", "fw.o", "dsp.o", "libnet.a"}
 
 var checkedIn = sync.OnceValues(func() (*Firmware, error) {
 	dir, err := filepath.Abs(CheckedInDir)

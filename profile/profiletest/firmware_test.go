@@ -54,7 +54,7 @@ func TestCheckedInFirmware(t *testing.T) {
 			recorded, have)
 	}
 	fw := Build(t)
-	for _, name := range []string{"fw.elf", "fw.map"} {
+	for _, name := range checkedInFiles {
 		data, err := os.ReadFile(filepath.Join(fw.Dir, name))
 		if err != nil {
 			t.Fatal(err)
