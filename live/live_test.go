@@ -25,7 +25,7 @@ type scene struct {
 }
 
 func newScene(t *testing.T) *scene {
-	fw := profiletest.Build(t)
+	fw := profiletest.CheckedIn(t) // the same on every machine, with or without a toolchain
 	sc := &scene{fw: fw, hashPC: fw.Find(t, "hash_buf", `^eor`, 0)}
 	idlePC := fw.Next(t, "idle_loop", fw.Find(t, "idle_loop", `^wfi`, 0))
 	sc.capture = fw.Capture(t, sample.FieldPC|sample.FieldExc|sample.FieldThread,

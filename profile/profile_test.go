@@ -18,7 +18,8 @@ import (
 )
 
 // scenario is the known distribution most tests use: 1,000 records from
-// the test firmware, each group at a PC the ARM disassembler located.
+// the test firmware as checked in (so they run without a toolchain), each
+// group at a PC the ARM disassembler located.
 type scenario struct {
 	fw                                 *profiletest.Firmware
 	hashPC, leafPC, checksumPC, idlePC uint32
@@ -34,7 +35,7 @@ const (
 )
 
 func newScenario(t testing.TB) *scenario {
-	fw := profiletest.Build(t)
+	fw := profiletest.CheckedIn(t) // the same on every machine, with or without a toolchain
 	sc := &scenario{fw: fw}
 	sc.hashPC = fw.Find(t, "hash_buf", `^eor`, 0) // inside mix, inlined into hash_step, inlined into hash_buf
 	sc.leafPC = fw.Entry(t, "leaf_add") + 4
