@@ -50,8 +50,12 @@ func Check(t testing.TB, path string, got []byte) {
 
 // Diff shows where got departs from want: two lines of context, then six
 // lines from the first difference, enough to see what changed without an
-// external diff.
+// external diff; of a binary file (one with a NUL byte), the offset where
+// they part.
 func Diff(want, got []byte) string {
+	if bytes.Equal(want, got) {
+		return "(equal)"
+	}
 	if bytes.IndexByte(want, 0) >= 0 || bytes.IndexByte(got, 0) >= 0 {
 		// A binary file (an ELF) has no lines to show.
 		i := 0

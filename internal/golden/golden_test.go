@@ -22,3 +22,16 @@ func TestDiffShowsTheFirstDifference(t *testing.T) {
 		t.Errorf("Diff of a longer text:\n%s", got)
 	}
 }
+
+// An ELF has no lines: Diff says where the bytes part and how long each
+// is, not a screenful of binary.
+func TestDiffOfBinaryFiles(t *testing.T) {
+	want := []byte("\x7fELF\x01\x01\x00abc")
+	if got := Diff(want, want); got != "(equal)" {
+		t.Errorf("Diff of equal binaries: %q", got)
+	}
+	got := Diff(want, []byte("\x7fELF\x01\x01\x00aXcd"))
+	if wantMsg := "binary files differ from byte 8 (want 10 bytes, got 11)\n"; got != wantMsg {
+		t.Errorf("Diff of binaries = %q, want %q", got, wantMsg)
+	}
+}
