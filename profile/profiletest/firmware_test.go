@@ -72,7 +72,7 @@ func TestCheckedInFirmware(t *testing.T) {
 	if t.Failed() {
 		t.Log("the checked-in firmware is not what its sources build: refresh it with\n" +
 			"\tgo test ./profile/profiletest -run TestCheckedInFirmware -update\n" +
-			"then the goldens made from it with\n\tgo test ./cmd -run Golden -update")
+			"then the goldens made from it with\n\tgo test ./cmd ./profile ./live -update")
 	}
 }
 
