@@ -3,6 +3,10 @@
  * The sampler core: the interrupt-time sample path (top of the file, ITCM +
  * DTCM) and the thread-context command handling, draining and streaming.
  * docs/core.md explains the design; docs/protocol.md defines the bytes.
+ * One file of some 800 lines on purpose: the ISR and the command handling
+ * share the core's static state (ring, run counters, stream cursor), and
+ * keeping them in one translation unit keeps that state static, with no
+ * cross-file symbols for a port to collide with or the linker to place.
  */
 #include "tcmprof_sampler.h"
 

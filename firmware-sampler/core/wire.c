@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The wire below the commands: CRC, COBS, frames and the three record
+ * codings (protocol.md §3). Some 700 lines because the codings share one
+ * coder state and its helpers (varints, zigzag, the thread table); split,
+ * each file would export them to the others.
+ */
 #include "wire.h"
 
 #include <string.h>

@@ -6,6 +6,10 @@
 // log text between and inside frames, writes split at random points, a
 // stall, and a hang-up. It encodes with the sample package's encoders and
 // knows the truth the host should recover.
+//
+// One file of some 700 lines: the scripted device is one state machine
+// (commands, runs, the ring, the fault injector), and its parts share that
+// state under one lock.
 package devicetest
 
 import (
