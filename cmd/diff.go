@@ -83,10 +83,7 @@ func runDiff(o *diffOptions, s Streams) error {
 	}
 	inputs := []namedFile{{"BEFORE", o.before}, {"AFTER", o.after}}
 	for _, in := range []inputOptions{o.input, after} {
-		// Two profiles need no ELF: what is not given is not read.
-		if src, err := in.sources(); err == nil {
-			inputs = append(inputs, src.files()...)
-		}
+		inputs = append(inputs, in.namedFiles()...)
 	}
 	if err := checkOutputs([]namedFile{{"-o", o.out}}, inputs); err != nil {
 		return err

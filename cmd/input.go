@@ -33,6 +33,10 @@ type inputOptions struct {
 	force                                      bool
 	idleThreads, idleFuncs                     []string
 	noDefaultIdle                              bool
+	// noBoard is set by a command that takes no board (verify: the plan
+	// gives the ITCM); --build-dir's devicetree and .config are then not
+	// read.
+	noBoard bool
 }
 
 func (o *inputOptions) addFlags(c *cobra.Command) {
@@ -76,8 +80,10 @@ func (o *inputOptions) sources() (sources, error) {
 		}
 		fill(&s.elf, "zephyr.elf")
 		fill(&s.mapFile, "zephyr.map")
-		fill(&s.dts, "zephyr.dts")
-		fill(&s.config, ".config")
+		if !o.noBoard {
+			fill(&s.dts, "zephyr.dts")
+			fill(&s.config, ".config")
+		}
 	}
 	if s.elf == "" {
 		if o.buildDir != "" {
@@ -222,14 +228,21 @@ func readMix(errw io.Writer, args []captureArg) (*sample.Capture, string, error)
 }
 
 // openInputs is the step every command that reads a build takes: find
-// the build's files (--build-dir, or the flags), read what they give (the
-// map, the devicetree's regions, the board, the idle rules), let the
-// command adjust those options (nil: no change) and open the ELF.
-func (o *inputOptions) openInputs(adjust func(*profile.Options) error) (sources, profile.Options, *elf.Image, error) {
+// the build's files (--build-dir, or the flags); let check refuse them by
+// name before anything is read (an output that would overwrite one, a
+// file the command needs and lacks); read what they give (the map, the
+// devicetree's regions, the board, the idle rules); let the command adjust
+// those options; open the ELF. check and adjust may be nil.
+func (o *inputOptions) openInputs(check func(sources) error, adjust func(*profile.Options) error) (sources, profile.Options, *elf.Image, error) {
 	var opts profile.Options
 	src, err := o.sources()
 	if err != nil {
 		return src, opts, nil, err
+	}
+	if check != nil {
+		if err := check(src); err != nil {
+			return src, opts, nil, err
+		}
 	}
 	if opts, err = o.options(src); err != nil {
 		return src, opts, nil, err
@@ -243,23 +256,44 @@ func (o *inputOptions) openInputs(adjust func(*profile.Options) error) (sources,
 	return src, opts, img, err
 }
 
-// symbolize reads the captures (one, or several to mix) against the ELF
-// the flags name; adjust, when set, may change the options first.
-func (o *inputOptions) symbolize(errw io.Writer, args []captureArg, adjust func(*profile.Options) error) (*profile.Symbolized, error) {
-	c, path, err := readMix(errw, args)
+// namedFiles are the build's files the flags name, for checkOutputs
+// before anything is read; none when they name no build: diff's two
+// profiles need no ELF.
+func (o *inputOptions) namedFiles() []namedFile {
+	src, err := o.sources()
 	if err != nil {
-		return nil, err
+		return nil
 	}
-	src, opts, img, err := o.openInputs(adjust)
+	return src.files()
+}
+
+// symbolize reads the captures (one, or several to mix) against the build
+// the flags name (openInputs' check and adjust as there). The captures are
+// read once check has passed the build's files and before the build is, so
+// that a capture that is no capture is told before the ELF is decoded.
+func (o *inputOptions) symbolize(errw io.Writer, args []captureArg, check func(sources) error, adjust func(*profile.Options) error) (*profile.Symbolized, sources, error) {
+	var (
+		c    *sample.Capture
+		path string
+	)
+	src, opts, img, err := o.openInputs(func(src sources) (err error) {
+		if check != nil {
+			if err := check(src); err != nil {
+				return err
+			}
+		}
+		c, path, err = readMix(errw, args)
+		return err
+	}, adjust)
 	if err != nil {
-		return nil, err
+		return nil, src, err
 	}
 	s, err := profile.Symbolize(c, img, opts)
 	// After symbolizing: warnings about a compile unit's DWARF come once
 	// an address has decoded it.
 	printImageWarnings(errw, src.elf, img, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, src, fmt.Errorf("%s: %w", path, err)
 	}
 	if g := c.Gaps(); g != nil {
 		fmt.Fprintf(errw, "tcmprof: warning: %s: %s\n", path, g)
@@ -267,7 +301,7 @@ func (o *inputOptions) symbolize(errw io.Writer, args []captureArg, adjust func(
 	for _, w := range s.Warnings {
 		fmt.Fprintf(errw, "tcmprof: warning: %s\n", w)
 	}
-	return s, nil
+	return s, src, nil
 }
 
 // loadProfile reads path as a pprof profile, or as a capture that it
@@ -281,21 +315,18 @@ func (o *inputOptions) loadProfile(s Streams, path string) (p *pprof.Profile, sy
 		p, err = profile.ReadFile(path)
 		return p, nil, err
 	}
-	if sym, err = o.symbolize(s.Err, []captureArg{{path: path, weight: 1}}, nil); err != nil {
+	if sym, _, err = o.symbolize(s.Err, []captureArg{{path: path, weight: 1}}, nil, nil); err != nil {
 		return nil, nil, err
 	}
 	p, err = sym.Profile()
 	return p, sym, err
 }
 
-// placeInput reads the capture against its build as report does and fills
-// the planner's input from the same build (see imageinput.Read).
-func (o *inputOptions) placeInput(s Streams, captures []captureArg) (*place.Input, *profile.Symbolized, error) {
-	src, err := o.sources()
-	if err != nil {
-		return nil, nil, err
-	}
-	sym, err := o.symbolize(s.Err, captures, nil)
+// placeInput reads the capture against its build as report does (check as
+// openInputs') and fills the planner's input from the same build (see
+// imageinput.Read).
+func (o *inputOptions) placeInput(s Streams, captures []captureArg, check func(sources) error) (*place.Input, *profile.Symbolized, error) {
+	sym, src, err := o.symbolize(s.Err, captures, check, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -193,22 +193,7 @@ func readSimMisses(path string, in *place.Input) error {
 }
 
 func runPlan(o *planOptions, s Streams) error {
-	// The map is checked before the capture is analysed.
-	src, err := o.input.sources()
-	if err != nil {
-		return err
-	}
-	if err := o.checkOutputs(src); err != nil {
-		return err
-	}
-	if src.mapFile == "" {
-		where := "give --map"
-		if o.input.buildDir != "" {
-			where = fmt.Sprintf("--build-dir %s has no zephyr/zephyr.map; give --map", o.input.buildDir)
-		}
-		return fmt.Errorf("plan needs the link map (input sections and objects): %s", where)
-	}
-	in, sym, err := o.input.placeInput(s, o.captures)
+	in, sym, err := o.input.placeInput(s, o.captures, o.checkSources)
 	if err != nil {
 		return err
 	}
@@ -355,9 +340,10 @@ func plannedAt(plan *place.Plan, addr uint32) bool {
 	return false
 }
 
-// checkOutputs refuses outputs that would overwrite an input: every -o,
-// the Kconfig fragment beside a zephyr one, and --svg.
-func (o *planOptions) checkOutputs(src sources) error {
+// checkSources refuses, before the capture is read and analysed, a build
+// without a map and outputs that would overwrite an input: every -o, the
+// Kconfig fragment beside a zephyr one, and --svg.
+func (o *planOptions) checkSources(src sources) error {
 	var outputs []namedFile
 	for i, out := range o.outputs {
 		outputs = append(outputs, namedFile{"-o", out})
@@ -367,7 +353,17 @@ func (o *planOptions) checkOutputs(src sources) error {
 	}
 	outputs = append(outputs, namedFile{"--svg", o.svg})
 	inputs := append(append(src.files(), captureFiles(o.captures)...), namedFile{"--sim-json", o.simJSON})
-	return checkOutputs(outputs, inputs)
+	if err := checkOutputs(outputs, inputs); err != nil {
+		return err
+	}
+	if src.mapFile == "" {
+		where := "give --map"
+		if o.input.buildDir != "" {
+			where = fmt.Sprintf("--build-dir %s has no zephyr/zephyr.map; give --map", o.input.buildDir)
+		}
+		return fmt.Errorf("plan needs the link map (input sections and objects): %s", where)
+	}
+	return nil
 }
 
 // validate checks the format/output pairs and sets the layout they need

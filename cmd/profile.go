@@ -57,14 +57,9 @@ func (o *profileOptions) validate() error {
 }
 
 func runProfile(o *profileOptions, s Streams) error {
-	src, err := o.input.sources()
-	if err != nil {
-		return err
-	}
-	if err := checkOutputs([]namedFile{{"-o", o.out}}, append(src.files(), captureFiles(o.captures)...)); err != nil {
-		return err
-	}
-	sym, err := o.input.symbolize(s.Err, o.captures, nil)
+	sym, _, err := o.input.symbolize(s.Err, o.captures, func(src sources) error {
+		return checkOutputs([]namedFile{{"-o", o.out}}, append(src.files(), captureFiles(o.captures)...))
+	}, nil)
 	if err != nil {
 		return err
 	}

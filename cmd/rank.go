@@ -64,7 +64,7 @@ func (o *rankOptions) validate() error {
 }
 
 func runRank(o *rankOptions, s Streams) error {
-	in, _, err := o.input.placeInput(s, o.captures)
+	in, _, err := o.input.placeInput(s, o.captures, nil)
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ without a weight weighs 1).`,
 }
 
 func runReport(o *reportOptions, s Streams) error {
-	sym, err := o.input.symbolize(s.Err, o.captures, o.icache.apply)
+	sym, _, err := o.input.symbolize(s.Err, o.captures, nil, o.icache.apply)
 	if err != nil {
 		return err
 	}

@@ -142,11 +142,10 @@ func (o *simOptions) validate() error {
 }
 
 func runSim(o *simOptions, s Streams) error {
-	src, opts, img, err := o.input.openInputs(o.icache.apply)
+	_, opts, img, err := o.input.openInputs(func(src sources) error {
+		return checkOutputs([]namedFile{{"--capture", o.capture}}, append(src.files(), namedFile{"the trace", o.trace}))
+	}, o.icache.apply)
 	if err != nil {
-		return err
-	}
-	if err := checkOutputs([]namedFile{{"--capture", o.capture}}, append(src.files(), namedFile{"the trace", o.trace})); err != nil {
 		return err
 	}
 	cfg, err := o.config(img, opts)

@@ -152,11 +152,10 @@ type topRun struct {
 }
 
 func runTop(o *topOptions, s Streams) error {
-	src, opts, img, err := o.input.openInputs(nil)
+	src, opts, img, err := o.input.openInputs(func(src sources) error {
+		return checkOutputs([]namedFile{{"-o", o.out}, {"--raw", o.device.raw}}, src.files())
+	}, nil)
 	if err != nil {
-		return err
-	}
-	if err := checkOutputs([]namedFile{{"-o", o.out}, {"--raw", o.device.raw}}, src.files()); err != nil {
 		return err
 	}
 	printImageWarnings(s.Err, src.elf, img, 0)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tcmprof/tcmprof/elf/board"
-	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/place/imageinput"
@@ -46,6 +45,7 @@ violation is listed, one per line, on stdout), 1 when it could not be checked.`,
 		Args: withUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error { return runCommand(o, s, runF, runVerify) },
 	}
+	o.input.noBoard = true
 	f := c.Flags()
 	f.StringVar(&o.input.elfPath, "elf", "", "the rebuilt firmware ELF")
 	f.StringVar(&o.input.buildDir, "build-dir", "", "the rebuilt west build directory: reads zephyr/zephyr.elf and zephyr.map")
@@ -60,24 +60,14 @@ func runVerify(o *verifyOptions, s Streams) error {
 	if err != nil {
 		return err
 	}
-	src, err := o.input.sources()
-	if err != nil {
-		return err
-	}
-	var m *mapfile.Map
-	if src.mapFile != "" {
-		if m, err = readMap(src.mapFile); err != nil {
-			return err
-		}
-	}
-	img, err := openImage(src, m)
+	src, opts, img, err := o.input.openInputs(nil, nil)
 	if err != nil {
 		return err
 	}
 	// The ITCM the plan was made for is the one to check against; the
 	// board's other regions only name memories in messages.
 	board := &board.Board{Name: "plan", Regions: []board.Region{{Name: "ITCM", Kind: board.KindITCM, Start: plan.ITCMStart, Size: plan.ITCMSize}}}
-	in, warnings, err := imageinput.Read(imageinput.Sources{Image: img, Map: m, MapPath: src.mapFile, Board: board})
+	in, warnings, err := imageinput.Read(imageinput.Sources{Image: img, Map: opts.Map, MapPath: src.mapFile, Board: board})
 	if err != nil {
 		return err
 	}
