@@ -210,17 +210,32 @@ func TestViewServesACapture(t *testing.T) {
 	}
 }
 
+// cloneLD is the linker script cloneBuild borrows from the profile
+// package's test firmware.
+var cloneLD = filepath.Join("..", "profile", "testdata", "fw.ld")
+
+// cloneBuild links testdata/clone, once, cached in $TMPDIR (armtest.Build).
+var cloneBuild = &armtest.Build{
+	Prefix: "tcmprof-cmd-clone",
+	Src:    filepath.Join("testdata", "clone"),
+	Recipe: []string{"profile_test.go", cloneLD},
+	Make: func(src, out string) error {
+		ld, err := filepath.Abs(cloneLD)
+		if err != nil {
+			return err
+		}
+		return armtest.Run(out, "arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-g", "-O2", "-ffunction-sections",
+			"-nostartfiles", "-nostdlib", "-T", ld, "-Wl,--build-id", "-o", "clone.elf", filepath.Join(src, "clone.c"))
+	},
+}
+
 // A capture and the profile written from it are one run: diff between them
 // finds no change, and names each function one way on both sides, a GCC
 // clone (testdata/clone: run_burst, specialised for its one caller) as
 // "run_burst [clone .constprop.0]", not also as run_burst.
 func TestDiffCaptureAgainstItsProfile(t *testing.T) {
-	armtest.NeedTools(t, "arm-none-eabi-gcc")
+	elfPath := filepath.Join(cloneBuild.Dir(t), "clone.elf")
 	dir := t.TempDir()
-	elfPath := filepath.Join(dir, "clone.elf")
-	armtest.MustRun(t, ".", "arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-g", "-O2", "-ffunction-sections",
-		"-nostartfiles", "-nostdlib", "-T", filepath.Join("..", "profile", "testdata", "fw.ld"), "-Wl,--build-id",
-		"-o", elfPath, filepath.Join("testdata", "clone", "clone.c"))
 	img, err := elf.Open(elfPath)
 	if err != nil {
 		t.Fatal(err)

@@ -338,6 +338,16 @@ func TestNoDWARF(t *testing.T) {
 	}
 }
 
+// bigEndianBuild compiles testdata/bigendian for a big-endian ARM, once,
+// cached in $TMPDIR (armtest.Build).
+var bigEndianBuild = &armtest.Build{
+	Prefix: "tcmprof-elf-bigendian",
+	Src:    "testdata/bigendian",
+	Make: func(src, out string) error {
+		return armtest.Run(out, "arm-none-eabi-gcc", "-mbig-endian", "-c", filepath.Join(src, "f.c"), "-o", "be.o")
+	},
+}
+
 func TestLoadErrors(t *testing.T) {
 	_, path := symOpenVariant(t, "O2-dwarf5")
 	good, err := os.ReadFile(path)
@@ -363,13 +373,10 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	stripped, _ := os.ReadFile(strippedPath)
-	bePath := filepath.Join(tmp, "be.o")
-	src := filepath.Join(tmp, "f.c")
-	os.WriteFile(src, []byte("int f(int x) { return x + 1; }\n"), 0o644)
-	if out, err := exec.Command("arm-none-eabi-gcc", "-mbig-endian", "-c", src, "-o", bePath).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	bigEndian, err := os.ReadFile(filepath.Join(bigEndianBuild.Dir(t), "be.o"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	bigEndian, _ := os.ReadFile(bePath)
 
 	for _, tc := range []struct {
 		name string

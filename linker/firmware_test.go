@@ -60,55 +60,69 @@ func (fw *firmware) file(path string) string {
 func (fw *firmware) copyTo(t *testing.T) *firmware {
 	t.Helper()
 	dir := t.TempDir()
-	armtest.MustRun(t, fw.dir, "cp", "-a", ".", dir)
+	armtest.Copy(t, fw.dir, dir)
 	return &firmware{dir: dir, objects: fw.objects, absolute: fw.absolute}
 }
 
-// buildFirmware compiles testdata/proj with -ffunction-sections into a
-// temporary link directory; lib/util.c goes into lib/libutil.a, and
-// lib/mix.c, without -ffunction-sections, into lib/libmix.a.
+// projObjects are testdata/proj's objects: lib/util.c goes into
+// lib/libutil.a, and lib/mix.c, without -ffunction-sections, into
+// lib/libmix.a.
+var projObjects = []object{
+	{source: "main.c", path: "obj/main.o"},
+	{source: "itcm.c", path: "obj/itcm.o"},
+	{source: "net/ip.c", path: "obj/net/ip.o"},
+	{source: "drv/ip.c", path: "obj/drv/ip.o"},
+	{source: "lib/util.c", path: "util.o", archive: "lib/libutil.a"},
+	{source: "lib/mix.c", path: "mix.o", archive: "lib/libmix.a", plainText: true},
+}
+
+// projBuild compiles testdata/proj's objects and archives, and copies its
+// linker script beside them, once, cached in $TMPDIR (armtest.Build).
+var projBuild = &armtest.Build{
+	Prefix: "tcmprof-linker-proj",
+	Src:    "testdata/proj",
+	Recipe: []string{"firmware_test.go"},
+	Tools:  []string{"arm-none-eabi-ar"},
+	Make: func(src, out string) error {
+		for _, o := range projObjects {
+			if err := os.MkdirAll(filepath.Join(out, filepath.Dir(o.path)), 0o755); err != nil {
+				return err
+			}
+			sections := "-ffunction-sections"
+			if o.plainText {
+				sections = "-fno-function-sections"
+			}
+			if err := armtest.Run(out, "arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-O2", "-g", sections,
+				"-fno-inline", "-c", filepath.Join(src, o.source), "-o", o.path); err != nil {
+				return err
+			}
+			if o.archive != "" {
+				if err := os.MkdirAll(filepath.Join(out, filepath.Dir(o.archive)), 0o755); err != nil {
+					return err
+				}
+				if err := armtest.Run(out, "arm-none-eabi-ar", "rcs", o.archive, o.path); err != nil {
+					return err
+				}
+			}
+		}
+		return armtest.Run(out, "cp", filepath.Join(src, "link.ld"), "link.ld")
+	},
+}
+
+// buildFirmware returns testdata/proj built (projBuild) in a link
+// directory of the test's own, where it links.
 func buildFirmware(t *testing.T) *firmware {
 	t.Helper()
-	armtest.NeedTools(t, "arm-none-eabi-gcc")
-	src, err := filepath.Abs("testdata/proj")
+	src, err := filepath.Abs(projBuild.Src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fw := &firmware{dir: t.TempDir()}
-	for _, o := range []object{
-		{source: "main.c", path: "obj/main.o"},
-		{source: "itcm.c", path: "obj/itcm.o"},
-		{source: "net/ip.c", path: "obj/net/ip.o"},
-		{source: "drv/ip.c", path: "obj/drv/ip.o"},
-		{source: "lib/util.c", path: "util.o", archive: "lib/libutil.a"},
-		{source: "lib/mix.c", path: "mix.o", archive: "lib/libmix.a", plainText: true},
-	} {
+	built := &firmware{dir: projBuild.Dir(t)}
+	for _, o := range projObjects {
 		o.source = filepath.Join(src, o.source)
-		if err := os.MkdirAll(filepath.Join(fw.dir, filepath.Dir(o.path)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		sections := "-ffunction-sections"
-		if o.plainText {
-			sections = "-fno-function-sections"
-		}
-		armtest.MustRun(t, fw.dir, "arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-O2", "-g", sections,
-			"-fno-inline", "-c", o.source, "-o", o.path)
-		if o.archive != "" {
-			if err := os.MkdirAll(filepath.Join(fw.dir, filepath.Dir(o.archive)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			armtest.MustRun(t, fw.dir, "arm-none-eabi-ar", "rcs", o.archive, o.path)
-		}
-		fw.objects = append(fw.objects, o)
+		built.objects = append(built.objects, o)
 	}
-	data, err := os.ReadFile(filepath.Join(src, "link.ld"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(fw.dir, "link.ld"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return fw
+	return built.copyTo(t)
 }
 
 // link writes fragment as plan.ld, links, and returns the ELF path.

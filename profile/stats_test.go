@@ -73,32 +73,24 @@ func TestIdleRulesMatchZephyrNames(t *testing.T) {
 	}
 }
 
+// wfiBuild assembles testdata/wfi/wfi.S to raw code, once, cached in
+// $TMPDIR (armtest.Build).
+var wfiBuild = &armtest.Build{
+	Prefix: "tcmprof-profile-wfi",
+	Src:    "testdata/wfi",
+	Tools:  []string{"arm-none-eabi-as", "arm-none-eabi-objcopy"},
+	Make: func(src, out string) error {
+		if err := armtest.Run(out, "arm-none-eabi-as", "-mcpu=cortex-m7", "-o", "wfi.o", filepath.Join(src, "wfi.S")); err != nil {
+			return err
+		}
+		return armtest.Run(out, "arm-none-eabi-objcopy", "-O", "binary", "wfi.o", "wfi.bin")
+	},
+}
+
 // TestAfterWaitForInterruptOnAssembledCode assembles the instructions with
 // the ARM assembler rather than trusting hand-written encodings.
 func TestAfterWaitForInterruptOnAssembledCode(t *testing.T) {
-	armtest.NeedTools(t, "arm-none-eabi-as", "arm-none-eabi-objcopy")
-	dir := t.TempDir()
-	src := filepath.Join(dir, "w.s")
-	// Each case is 4 bytes, so the bytes before case i's end are code[4i:4i+4].
-	os.WriteFile(src, []byte(`.syntax unified
-.thumb
-nop
-wfi
-nop
-wfe
-wfi.w
-wfe.w
-nop.w
-nop
-nop
-`), 0o644)
-	obj, bin := filepath.Join(dir, "w.o"), filepath.Join(dir, "w.bin")
-	for _, args := range [][]string{
-		{"arm-none-eabi-as", "-mcpu=cortex-m7", "-o", obj, src},
-		{"arm-none-eabi-objcopy", "-O", "binary", obj, bin},
-	} {
-		armtest.MustRun(t, dir, args[0], args[1:]...)
-	}
+	bin := filepath.Join(wfiBuild.Dir(t), "wfi.bin")
 	code, err := os.ReadFile(bin)
 	if err != nil || len(code) != 24 {
 		t.Fatalf("assembled %d bytes (%v), want 24", len(code), err)

@@ -42,6 +42,7 @@ func readDTSFile(t *testing.T, path string) *Board {
 // re-emits it (references resolved to path strings and phandles), and
 // expects the built-in teensy41 map from both.
 func TestReadZephyrDTS(t *testing.T) {
+	armtest.NeedTools(t, "dtc")
 	if out, err := exec.Command("dtc", "-I", "dts", "-O", "dtb", "-o", os.DevNull, teensyDTS).CombinedOutput(); err != nil {
 		t.Fatalf("dtc rejects the fixture: %v\n%s", err, out)
 	}

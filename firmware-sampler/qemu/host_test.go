@@ -27,26 +27,40 @@ import (
 // minimal command/response loop over the firmware's UART (using the
 // sample package's decoder and encoders), and symbol lookup in the ELF.
 
-// defaultBuild is the default (-Os, no plan) image, built once and cached
-// in $TMPDIR (armtest.Build, as internal/qemutest.Demo caches the other
-// packages' builds). It has a directory of its own: the trace tests build
-// their plugin into it, and cmd's, running at the same time, into
-// qemutest's.
-var defaultBuild = &armtest.Build{
-	Prefix:  "tcmprof-qemu-default",
-	Src:     filepath.Dir(SourceDir()),
-	InPlace: true, // the map names the objects by absolute path
-	Make: func(_, out string) error {
-		_, _, err := Build(BuildOptions{OutDir: out})
-		return err
-	},
+// builds are the images the tests build, by optimisation level ("": the
+// default, -Os, no plan), each built once and cached in $TMPDIR
+// (armtest.Build, as internal/qemutest.Demo caches the other packages'
+// builds). They have directories of their own: the trace tests build
+// their plugin into the default one, and cmd's, running at the same time,
+// into qemutest's.
+var builds sync.Map // optimisation level -> *armtest.Build
+
+// image is the image built at optimisation level opt ("": the default)
+// and its map.
+func image(t *testing.T, opt string) (elfPath, mapPath string) {
+	t.Helper()
+	name := "tcmprof-qemu-default"
+	if opt != "" {
+		name = "tcmprof-qemu-opt" + strings.TrimPrefix(opt, "-")
+	}
+	b, _ := builds.LoadOrStore(opt, &armtest.Build{
+		Prefix:  name,
+		Src:     filepath.Dir(SourceDir()),
+		InPlace: true, // the map names the objects by absolute path
+		Tools:   BuildTools,
+		Make: func(_, out string) error {
+			_, _, err := Build(BuildOptions{OutDir: out, Opt: opt})
+			return err
+		},
+	})
+	dir := b.(*armtest.Build).Dir(t)
+	return filepath.Join(dir, ELFName), filepath.Join(dir, MapName)
 }
 
-// needTools skips a test that builds the image when a tool Build runs is
-// missing.
-func needTools(t *testing.T) {
+// defaultImage is the default image and its map.
+func defaultImage(t *testing.T) (elfPath, mapPath string) {
 	t.Helper()
-	armtest.NeedTools(t, BuildTools...)
+	return image(t, "")
 }
 
 // needQEMU skips a test that boots the image under -short or without QEMU
@@ -54,14 +68,6 @@ func needTools(t *testing.T) {
 func needQEMU(t *testing.T) {
 	t.Helper()
 	armtest.NeedQEMU(t, BuildTools...)
-}
-
-// defaultImage is the default image (defaultBuild) and its map.
-func defaultImage(t *testing.T) (elfPath, mapPath string) {
-	t.Helper()
-	needTools(t)
-	dir := defaultBuild.Dir(t)
-	return filepath.Join(dir, ELFName), filepath.Join(dir, MapName)
 }
 
 // testOptions is how the tests run QEMU (docs/qemu.md says why).

@@ -152,14 +152,10 @@ var branchLine = regexp.MustCompile(`^\s*[0-9a-f]+:\s+(?:[0-9a-f]{4} ?)+\s+(?:b|
 // makes out-of-line functions of plain static inline helpers, which would
 // land in flash behind a veneer. -Os is the default image (TestImageLayout).
 func TestSamplePathFlashFreeAtOtherOptimisations(t *testing.T) {
-	needTools(t)
 	for _, opt := range []string{"-O0", "-O2"} {
 		t.Run(opt, func(t *testing.T) {
 			t.Parallel()
-			elfPath, _, err := Build(BuildOptions{OutDir: filepath.Join(t.TempDir(), "out"), Opt: opt})
-			if err != nil {
-				t.Fatal(err)
-			}
+			elfPath, _ := image(t, opt)
 			checkSamplePathFlashFree(t, elfPath)
 		})
 	}

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package armtest builds the ARM test firmware that the tests of several
-// packages share and asks the ARM binutils about it: a cached build of a
-// testdata directory (Build), the programs the elf packages' tests read
-// (Extras, SymbolizeDir) and the oracles (Objdump, Output). A test whose
-// toolchain is missing is skipped, never failed, with the Debian package
-// that provides it (NeedTools); a test that boots QEMU is also skipped
+// Package armtest builds the ARM test firmware of every package's tests
+// and asks the ARM binutils about it: a cached build of a testdata
+// directory (Build; Copy for a test that writes in it), the programs the
+// elf packages' tests read (Extras, SymbolizeDir) and the oracles
+// (Objdump, Output). A test whose toolchain is missing is skipped, never
+// failed, with the Debian package that provides it (NeedTools, which Build
+// applies to the tools it runs); a test that boots QEMU is also skipped
 // under -short (NeedQEMU).
 package armtest
 
@@ -40,6 +41,10 @@ type Build struct {
 	// Make makes the artefacts in out (the working directory of any tool
 	// it runs) from the absolute source directory src.
 	Make func(src, out string) error
+	// Tools are the tools Make runs besides arm-none-eabi-gcc (which the
+	// cache key asks for its version); Dir skips the test when one is
+	// missing (NeedTools).
+	Tools []string
 	// InPlace builds in the cache directory itself, for artefacts that
 	// name the directory they were built in (a map file's absolute object
 	// paths), which renaming would leave dangling.
@@ -50,9 +55,11 @@ type Build struct {
 	err  error
 }
 
-// Dir builds the artefacts on first use and returns their directory.
+// Dir builds the artefacts on first use and returns their directory. It
+// skips the test when a tool the build runs is missing.
 func (b *Build) Dir(t testing.TB) string {
 	t.Helper()
+	NeedTools(t, append([]string{"arm-none-eabi-gcc"}, b.Tools...)...)
 	b.once.Do(func() { b.dir, b.err = b.cached() })
 	if b.err != nil {
 		t.Fatalf("building %s: %v", b.Src, b.err)
@@ -166,6 +173,15 @@ func (b *Build) removeStale(keep string) {
 			os.RemoveAll(d)
 		}
 	}
+}
+
+// Copy copies the directory from, a Build's for one, to the new or empty
+// directory to, with the files' times (cp -a: make rebuilds there only
+// what a test changes). A Build's directory is shared by every test and
+// run: a test that writes in it works on a copy.
+func Copy(t testing.TB, from, to string) {
+	t.Helper()
+	MustRun(t, ".", "cp", "-a", from+"/.", to)
 }
 
 // Run runs a build tool in dir; its output goes into the error if it

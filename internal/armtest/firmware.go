@@ -3,9 +3,7 @@
 package armtest
 
 import (
-	goelf "debug/elf"
-	"fmt"
-	"os/exec"
+	"debug/elf"
 	"path/filepath"
 	"testing"
 )
@@ -35,6 +33,7 @@ var extrasBuild = &Build{
 	Src:    ExtrasSrc,
 	Recipe: []string{filepath.Join(dir, "firmware.go")},
 	Make:   makeExtras,
+	Tools:  []string{"arm-none-eabi-ar", "arm-none-eabi-ld"},
 }
 
 // BuildExtras builds the artefacts once per test binary (see Build).
@@ -126,21 +125,17 @@ var SymbolizeVariants = func() []string {
 var symbolizeBuild = &Build{
 	Prefix: "tcmprof-testelf",
 	Src:    SymbolizeSrc,
+	Tools:  []string{"arm-none-eabi-g++", "make"},
 	Make: func(src, dir string) error {
-		cmd := exec.Command("make", "-s", "-j2", "-C", src, "OUT="+dir, "all")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building test firmware: %v\n%s", err, out)
-		}
-		return nil
+		return Run(dir, "make", "-s", "-j2", "-C", src, "OUT="+dir, "all")
 	},
 }
 
 // SymbolizeDir builds the symbolizer's test firmware once per test binary
 // (see Build) and returns the directory holding <variant>.elf. The test is
-// skipped only if the cross compiler is missing.
+// skipped only if the cross compiler or make is missing.
 func SymbolizeDir(t testing.TB) string {
 	t.Helper()
-	NeedTools(t, "arm-none-eabi-gcc", "arm-none-eabi-g++", "make")
 	return symbolizeBuild.Dir(t)
 }
 
@@ -153,7 +148,7 @@ type Func struct {
 
 // FuncSymbols lists every STT_FUNC symbol of f, and their addresses by
 // name.
-func FuncSymbols(t testing.TB, f *goelf.File) (funcs []Func, addrOf map[string]uint32) {
+func FuncSymbols(t testing.TB, f *elf.File) (funcs []Func, addrOf map[string]uint32) {
 	t.Helper()
 	syms, err := f.Symbols()
 	if err != nil {
@@ -161,7 +156,7 @@ func FuncSymbols(t testing.TB, f *goelf.File) (funcs []Func, addrOf map[string]u
 	}
 	addrOf = map[string]uint32{}
 	for _, s := range syms {
-		if goelf.ST_TYPE(s.Info) == goelf.STT_FUNC {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC {
 			a := uint32(s.Value) &^ 1
 			funcs = append(funcs, Func{Name: s.Name, Addr: a, Size: uint32(s.Size)})
 			addrOf[s.Name] = a
@@ -174,7 +169,7 @@ func FuncSymbols(t testing.TB, f *goelf.File) (funcs []Func, addrOf map[string]u
 // object file's input sections, for one), in file order.
 func SectionNames(t testing.TB, path string) []string {
 	t.Helper()
-	f, err := goelf.Open(path)
+	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ package armtest
 import (
 	"bytes"
 	"debug/dwarf"
-	goelf "debug/elf"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -18,6 +18,7 @@ var unitsBuild = &Build{
 	Src:    filepath.Join(dir, "testdata/units"),
 	Recipe: []string{filepath.Join(dir, "units.go")},
 	Make:   makeUnits,
+	Tools:  []string{"arm-none-eabi-objcopy"},
 }
 
 // UnitsELF builds the DWARF index's fixtures once per test binary and
@@ -30,7 +31,6 @@ var unitsBuild = &Build{
 // other units' code in between.
 func UnitsELF(t testing.TB, name string) string {
 	t.Helper()
-	NeedTools(t, "arm-none-eabi-gcc", "arm-none-eabi-objcopy")
 	return filepath.Join(unitsBuild.Dir(t), name)
 }
 
@@ -91,7 +91,7 @@ func renameUnitRanges(path string) error {
 	if err != nil {
 		return err
 	}
-	f, err := goelf.NewFile(bytes.NewReader(data))
+	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		return err
 	}

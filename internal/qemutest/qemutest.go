@@ -28,13 +28,6 @@ func Need(t testing.TB) {
 	armtest.NeedQEMU(t, qemu.BuildTools...)
 }
 
-// NeedBuild skips a test that builds the demo, but does not boot it, when
-// a tool that builds it is missing.
-func NeedBuild(t testing.TB) {
-	t.Helper()
-	armtest.NeedTools(t, qemu.BuildTools...)
-}
-
 // Build is a built demo image.
 type Build struct {
 	Dir, ELF, Map string
@@ -51,12 +44,12 @@ func Demo(t testing.TB, opts qemu.BuildOptions) Build {
 	if opts.OutDir != "" || opts.ITCMFragment != "" {
 		t.Fatalf("qemutest.Demo: options %+v name a directory or a fragment: use BuildInto", opts)
 	}
-	NeedBuild(t)
 	name := fmt.Sprintf("tcmprof-demo-opt%s-nic%s-workload%s", strings.TrimPrefix(opts.Opt, "-"), opts.NIC, opts.Workload)
 	b, _ := demos.LoadOrStore(name, &armtest.Build{
 		Prefix:  name,
 		Src:     filepath.Dir(qemu.SourceDir()),
 		InPlace: true, // the map names the objects by absolute path
+		Tools:   qemu.BuildTools,
 		Make: func(_, out string) error {
 			o := opts
 			o.OutDir = out
@@ -74,7 +67,7 @@ var demos sync.Map // cache directory prefix -> *armtest.Build
 // what changed there), failing the test if the build fails.
 func BuildInto(t testing.TB, opts qemu.BuildOptions) Build {
 	t.Helper()
-	NeedBuild(t)
+	armtest.NeedTools(t, qemu.BuildTools...)
 	elfPath, mapPath, err := qemu.Build(opts)
 	if err != nil {
 		t.Fatal(err)

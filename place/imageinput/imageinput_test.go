@@ -306,24 +306,31 @@ func padded(m *mapfile.Map, s *mapfile.InputSection) bool {
 	return found && prevEnd < s.Addr
 }
 
-// TestReadRules links testdata/image/fw.c, which has one function
-// for each rule of Read, and checks each rule; then removes the
-// object file and checks that the alignments are inferred, with warnings.
-func TestReadRules(t *testing.T) {
-	armtest.NeedTools(t, "arm-none-eabi-gcc")
-	src, err := filepath.Abs("testdata/image")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"-mcpu=cortex-m7", "-mthumb", "-O2", "-g", "-ffunction-sections", "-c", filepath.Join(src, "fw.c"), "-o", "fw.o"},
-		{"-mcpu=cortex-m7", "-mthumb", "-nostdlib", "-nostartfiles", "-T", filepath.Join(src, "fw.ld"), "-Wl,-Map=fw.map", "-Wl,--build-id", "fw.o", "-o", "fw.elf"},
-	} {
-		if err := armtest.Run(dir, "arm-none-eabi-gcc", args...); err != nil {
-			t.Fatal(err)
+// rulesBuild links testdata/image/fw.c, which has one function for each
+// rule of Read, once, cached in $TMPDIR (armtest.Build).
+var rulesBuild = &armtest.Build{
+	Prefix: "tcmprof-imageinput-rules",
+	Src:    "testdata/image",
+	Recipe: []string{"imageinput_test.go"},
+	Make: func(src, out string) error {
+		for _, args := range [][]string{
+			{"-mcpu=cortex-m7", "-mthumb", "-O2", "-g", "-ffunction-sections", "-c", filepath.Join(src, "fw.c"), "-o", "fw.o"},
+			{"-mcpu=cortex-m7", "-mthumb", "-nostdlib", "-nostartfiles", "-T", filepath.Join(src, "fw.ld"), "-Wl,-Map=fw.map", "-Wl,--build-id", "fw.o", "-o", "fw.elf"},
+		} {
+			if err := armtest.Run(out, "arm-none-eabi-gcc", args...); err != nil {
+				return err
+			}
 		}
-	}
+		return nil
+	},
+}
+
+// TestReadRules checks each rule of Read on rulesBuild's image; then
+// removes the object file (from a copy) and checks that the alignments are
+// inferred, with warnings.
+func TestReadRules(t *testing.T) {
+	dir := t.TempDir()
+	armtest.Copy(t, rulesBuild.Dir(t), dir)
 	load := func(t *testing.T) (*place.Input, []string) {
 		img, err := elf.Open(filepath.Join(dir, "fw.elf"))
 		if err != nil {
