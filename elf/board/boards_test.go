@@ -3,7 +3,7 @@
 package board
 
 import (
-	goelf "debug/elf"
+	"debug/elf"
 	"reflect"
 	"strings"
 	"testing"
@@ -96,7 +96,7 @@ func TestBoardValidateRejects(t *testing.T) {
 // veneers in both flash and ITCM.
 func TestClassifyRealImage(t *testing.T) {
 	e := armtest.BuildExtras(t)
-	f, err := goelf.Open(e.ELF)
+	f, err := elf.Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestClassifyRealImage(t *testing.T) {
 	b, _ := ByName("teensy41")
 	wantSection := map[string]RegionKind{".text": KindFlash, ".itcm": KindITCM, ".data": KindDTCM, ".bss": KindDTCM, ".note.gnu.build-id": KindFlash}
 	for _, s := range f.Sections {
-		if s.Flags&goelf.SHF_ALLOC == 0 {
+		if s.Flags&elf.SHF_ALLOC == 0 {
 			continue
 		}
 		r, ok := b.RegionOf(uint32(s.Addr))

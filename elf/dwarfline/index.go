@@ -5,7 +5,7 @@ package dwarfline
 import (
 	"cmp"
 	"debug/dwarf"
-	goelf "debug/elf"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"runtime"
@@ -100,7 +100,7 @@ type Symbol struct {
 // symbols, GNU ld's veneers excluded: they have no DWARF. warn receives
 // what cannot be used, now and as units are decoded later. Without
 // .debug_info New warns and returns nil, which knows nothing.
-func New(f *goelf.File, data []byte, funcs []Symbol, warn func(string)) *Index {
+func New(f *elf.File, data []byte, funcs []Symbol, warn func(string)) *Index {
 	sec := func(name string) []byte { return debugSection(f, data, ".debug_"+name) }
 	x := &Index{
 		sec: dwarfSections{
@@ -134,15 +134,15 @@ func New(f *goelf.File, data []byte, funcs []Symbol, warn func(string)) *Index {
 // debugSection returns the contents of the named .debug_* section of f,
 // decompressed if it is compressed (objcopy --compress-debug-sections,
 // gcc -gz; or the older .zdebug_* form); nil if absent or unreadable.
-func debugSection(f *goelf.File, data []byte, name string) []byte {
+func debugSection(f *elf.File, data []byte, name string) []byte {
 	s := f.Section(name)
 	if s == nil {
 		s = f.Section(".z" + strings.TrimPrefix(name, "."))
 	}
-	if s == nil || s.Type == goelf.SHT_NOBITS {
+	if s == nil || s.Type == elf.SHT_NOBITS {
 		return nil
 	}
-	if s.Flags&goelf.SHF_COMPRESSED == 0 && !strings.HasPrefix(s.Name, ".zdebug_") {
+	if s.Flags&elf.SHF_COMPRESSED == 0 && !strings.HasPrefix(s.Name, ".zdebug_") {
 		return data[s.Offset : s.Offset+s.FileSize]
 	}
 	b, err := s.Data()

@@ -5,7 +5,7 @@ package dwarfline
 import (
 	"bytes"
 	"debug/dwarf"
-	goelf "debug/elf"
+	"debug/elf"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -39,7 +39,7 @@ func openIndex(t testing.TB, path string) *indexed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := goelf.NewFile(bytes.NewReader(data))
+	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}

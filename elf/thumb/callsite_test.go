@@ -3,16 +3,16 @@
 package thumb
 
 import (
-	goelf "debug/elf"
+	"debug/elf"
 	"testing"
 
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // openCode opens path and returns a CodeReader over its loaded sections.
-func openCode(t testing.TB, path string) (*goelf.File, CodeReader) {
+func openCode(t testing.TB, path string) (*elf.File, CodeReader) {
 	t.Helper()
-	f, err := goelf.Open(path)
+	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

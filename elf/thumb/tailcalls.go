@@ -2,7 +2,7 @@
 
 package thumb
 
-import goelf "debug/elf"
+import "debug/elf"
 
 // TailCalls decodes every Thumb-2 B.W (encoding T4) in the executable
 // sections of f that leaves its function for the start of another function
@@ -11,7 +11,7 @@ import goelf "debug/elf"
 // out-of-range B.W (R_ARM_THM_JUMP24) a long-branch veneer too. Branches
 // inside a function and conditional branches (B<c>.W, ±1 MiB, which ld can
 // not veneer) are not reported. Edges have the shape CallEdges returns.
-func TailCalls(f *goelf.File, funcs []FuncRange) ([]CallEdge, error) {
+func TailCalls(f *elf.File, funcs []FuncRange) ([]CallEdge, error) {
 	_, tails, err := directBranches(f, funcs)
 	return tails, err
 }

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"sort"
 
-	goelf "debug/elf"
+	"debug/elf"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/tcmprof/tcmprof/elf/thumb"
@@ -32,7 +32,7 @@ type CFI struct {
 
 // LoadCFI reads f's .debug_frame. It returns nil, nil when f has none (built
 // without -g, or stripped): callers then treat every answer as unknown.
-func LoadCFI(f *goelf.File) (*CFI, error) {
+func LoadCFI(f *elf.File) (*CFI, error) {
 	sec := f.Section(".debug_frame")
 	if sec == nil {
 		return nil, nil
@@ -43,11 +43,11 @@ func LoadCFI(f *goelf.File) (*CFI, error) {
 	}
 	var extents []thumb.FuncRange
 	syms, err := f.Symbols()
-	if err != nil && !errors.Is(err, goelf.ErrNoSymbols) {
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
 		return nil, fmt.Errorf("reading symbols: %w", err)
 	}
 	for _, s := range syms {
-		if goelf.ST_TYPE(s.Info) == goelf.STT_FUNC && s.Size > 0 {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 0 {
 			extents = append(extents, thumb.FuncRange{Name: s.Name, Addr: uint32(s.Value) &^ 1, Size: uint32(s.Size)})
 		}
 	}

@@ -4,7 +4,7 @@ package unwind
 
 import (
 	"bytes"
-	goelf "debug/elf"
+	"debug/elf"
 	"encoding/binary"
 	"path/filepath"
 	"regexp"
@@ -125,7 +125,7 @@ func TestCFIAtTheITCMOrigin(t *testing.T) {
 // It returns the CFI, the functions' addresses and the PCs checked.
 func checkCFIAgainstReadelf(t *testing.T, path string, minOrigin int) (*CFI, map[string]uint32, map[uint32]bool) {
 	t.Helper()
-	f, err := goelf.Open(path)
+	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func checkCFIAgainstReadelf(t *testing.T, path string, minOrigin int) (*CFI, map
 	}
 	lowEnd := uint32(0) // end of code starting at 0
 	for _, s := range f.Sections {
-		if s.Addr == 0 && s.Flags&goelf.SHF_EXECINSTR != 0 {
+		if s.Addr == 0 && s.Flags&elf.SHF_EXECINSTR != 0 {
 			lowEnd = uint32(s.Size)
 		}
 	}
@@ -185,7 +185,7 @@ func checkCFIAgainstReadelf(t *testing.T, path string, minOrigin int) (*CFI, map
 
 func TestLoadCFIAbsentAndNil(t *testing.T) {
 	e := armtest.BuildExtras(t)
-	f, err := goelf.Open(e.BLX) // assembled without -g
+	f, err := elf.Open(e.BLX) // assembled without -g
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestLoadCFIAbsentAndNil(t *testing.T) {
 // debugFrame returns the real .debug_frame bytes and function extents.
 func debugFrame(t testing.TB) ([]byte, []thumb.FuncRange) {
 	e := armtest.BuildExtras(t)
-	f, err := goelf.Open(e.ELF)
+	f, err := elf.Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)
 	}

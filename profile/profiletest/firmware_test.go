@@ -4,7 +4,7 @@ package profiletest
 
 import (
 	"bytes"
-	goelf "debug/elf"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,7 +85,7 @@ func TestCheckedInNeedsNoTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := goelf.Open(fw.ELF)
+	f, err := elf.Open(fw.ELF)
 	if err != nil {
 		t.Fatal(err)
 	}
