@@ -142,9 +142,10 @@ type Input struct {
 	BootCopies []string
 	BuildID    string // hex GNU build-id of the image, recorded in the Plan
 	// ICache is the board's instruction cache and FillPenalty the cycles
-	// a line fill from flash costs (imageinput sets sim.DefaultPenalty, so
-	// the planner takes the model's figure without importing it): with Func.Lines
-	// they predict how the cache treats the code a plan leaves in flash.
+	// a line fill from flash costs (imageinput sets
+	// board.FlashLineFillCycles, the cache model's default too): with
+	// Func.Lines they predict how the cache treats the code a plan leaves
+	// in flash.
 	// A zero geometry leaves the prediction out.
 	ICache      board.CacheGeometry
 	FillPenalty float64

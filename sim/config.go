@@ -26,8 +26,8 @@ import (
 
 // Defaults: the i.MX RT1062 (Teensy 4.1) as docs/sim.md cites them.
 const (
-	DefaultPenalty   = 500         // cycles per line fill from QSPI flash (the Teensy report)
-	DefaultClockHz   = 600_000_000 // Teensy 4.1 core clock
+	DefaultPenalty   = board.FlashLineFillCycles // cycles per line fill from QSPI flash
+	DefaultClockHz   = 600_000_000               // Teensy 4.1 core clock
 	DefaultJitterPct = device.DefaultJitterPct
 	// DefaultSamplerSeed is the firmware sampler's xorshift32 seed when
 	// the port gives none (core/sampler.c DEFAULT_SEED).

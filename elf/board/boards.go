@@ -27,6 +27,12 @@ func (c CacheGeometry) Sets() uint32 {
 	return c.Size / (c.Ways * c.LineSize)
 }
 
+// FlashLineFillCycles is what one I-cache line fill from the i.MX RT1062's
+// QSPI flash costs the core, in cycles (the Teensy report docs/sim.md
+// cites): the cache model's default penalty and the planner's price of a
+// miss in the code a plan leaves in flash.
+const FlashLineFillCycles = 500
+
 // Board is the data tcmprof needs about a target: where each memory is, the
 // I-cache, and which functions run before the boot code copies ITCM contents
 // from flash (those must stay in flash: moving them to ITCM would execute

@@ -28,7 +28,6 @@ import (
 	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/profile"
-	"github.com/tcmprof/tcmprof/sim"
 )
 
 // Sources are the artefacts of one build.
@@ -85,7 +84,7 @@ func Read(src Sources) (*place.Input, []string, error) {
 	}
 	f := src.Image.File()
 	in := &place.Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size),
-		ICache: src.Board.ICache, FillPenalty: sim.DefaultPenalty, Shift: flashShift(f, itcm)}
+		ICache: src.Board.ICache, FillPenalty: board.FlashLineFillCycles, Shift: flashShift(f, itcm)}
 	if id, err := elf.BuildID(f); err == nil && len(id) > 0 {
 		in.BuildID = hex.EncodeToString(id)
 	}
