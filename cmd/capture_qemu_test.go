@@ -204,14 +204,10 @@ func checkPCsWithAddr2line(t *testing.T, elfPath string, recs []sample.Record) {
 // and *-v1.0 figures: the codings compared on one set of samples,
 // whatever the workload did in this run.
 func BenchmarkCaptureQEMU(b *testing.B) {
-	qemutest.Need(b)
+	qemutest.Need(b) // before the build, which -short would waste
 	fw := qemutest.Demo(b, qemu.BuildOptions{})
+	inst := qemutest.Boot(b, fw.ELF, qemu.StartOptions{Icount: 3}, time.Hour)
 	ctx := context.Background()
-	inst, err := qemu.StartWith(ctx, fw.ELF, qemu.StartOptions{Icount: 3})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer inst.Stop()
 	port, err := device.OpenPort(inst.PTY, 115200)
 	if err != nil {
 		b.Fatal(err)

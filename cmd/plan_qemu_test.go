@@ -4,10 +4,8 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -22,6 +20,7 @@ import (
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/internal/qemutest"
+	"github.com/tcmprof/tcmprof/internal/zephyrtest"
 	"github.com/tcmprof/tcmprof/linker"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/place/imageinput"
@@ -49,13 +48,11 @@ func buildWorkload(t *testing.T, opt, workload string) demoBuild {
 }
 
 // relinkDemo relinks b with an ITCM fragment into dir. The objects are
-// copied with their times (cp -a), so make only relinks: the fragment is
-// the one input that changed.
+// copied with their times (armtest.Copy), so make only relinks: the
+// fragment is the one input that changed.
 func relinkDemo(t *testing.T, b demoBuild, dir, fragment string) demoBuild {
 	t.Helper()
-	if out, err := exec.Command("cp", "-a", b.dir, dir).CombinedOutput(); err != nil {
-		t.Fatalf("cp -a %s %s: %v\n%s", b.dir, dir, err, out)
-	}
+	armtest.Copy(t, b.dir, dir)
 	r := qemutest.BuildInto(t, qemu.BuildOptions{OutDir: dir, Opt: b.opt, Workload: b.workload, ITCMFragment: fragment})
 	return demoBuild{dir, b.opt, r.ELF, r.Map, b.workload}
 }
@@ -63,13 +60,8 @@ func relinkDemo(t *testing.T, b demoBuild, dir, fragment string) demoBuild {
 // captureDemo boots elfPath in QEMU and captures 4000 samples.
 func captureDemo(t *testing.T, elfPath, out string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	inst, err := qemu.StartWith(ctx, elfPath, qemu.StartOptions{Icount: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inst.Stop()
+	inst := qemutest.Boot(t, elfPath, qemu.StartOptions{Icount: 3}, 2*time.Minute)
+	defer inst.Stop() // before the next boot, not when the test ends
 	if code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--jitter", "25",
 		"--fields", "pc,lr,exc,thread", "--samples", "4000", "-o", out); code != 0 {
 		t.Fatalf("capture of %s: exit %d\n%s", elfPath, code, stderr)
@@ -394,31 +386,12 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// zephyrCall is zephyr_code_relocate() as the renderer writes it: one
-// source, the ITCM location and a quoted FILTER.
-var zephyrCall = regexp.MustCompile(`^zephyr_code_relocate\(FILES "((?:[^"\\]|\\.)*)" LOCATION ITCM_TEXT FILTER "((?:[^"\\]|\\.)*)"\)$`)
-
-// cmakeUnquote undoes CMake's quoted-argument escapes (\\ \" \$).
-func cmakeUnquote(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// checkZephyrRelocation applies gen_relocate_app.py's rule to every call
-// in cmake: the object compiled from the call's source keeps the sections
-// whose names re.search(FILTER, name) matches (Python's re, run by
-// python3, is the oracle) and that are text (".text." in the name, what
-// ITCM_TEXT takes). Those must be exactly the plan's sections of that
-// source.
+// checkZephyrRelocation runs cmake through the model of the programs that
+// consume it (zephyrtest.Relocated: CMake, gen_relocate_app.py and
+// Python's re as the oracle) against the objects of the demo built in
+// buildDir: the sections it relocates must be exactly the plan's.
 func checkZephyrRelocation(t *testing.T, cmake, buildDir string, p *place.Plan) {
 	t.Helper()
-	armtest.NeedTools(t, "python3")
 	data, err := os.ReadFile(cmake)
 	if err != nil {
 		t.Fatal(err)
@@ -427,51 +400,23 @@ func checkZephyrRelocation(t *testing.T, cmake, buildDir string, p *place.Plan) 
 	for _, e := range p.Entries {
 		want[e.Key.Source] = append(want[e.Key.Source], e.Section)
 	}
-	type query struct {
-		Source string   `json:"source"`
-		Filter string   `json:"filter"`
-		Names  []string `json:"names"`
-	}
-	var queries []query
-	for _, line := range strings.Split(string(data), "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		m := zephyrCall.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("unexpected line in %s: %q", cmake, line)
-		}
-		src := cmakeUnquote(m[1])
-		queries = append(queries, query{src, cmakeUnquote(m[2]), armtest.SectionNames(t, demoObject(t, buildDir, src))})
-	}
-	in, _ := json.Marshal(queries)
-	py := exec.Command("python3", "-c", `import json, re, sys
-qs = json.load(sys.stdin)
-json.dump([[n for n in q["names"] if re.search(q["filter"], n) and ".text." in n] for q in qs], sys.stdout)`)
-	py.Stdin = bytes.NewReader(in)
-	out, err := py.Output()
-	if err != nil {
-		t.Fatalf("python3: %v", err)
-	}
-	var got [][]string
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	got := zephyrtest.Relocated(t, string(data), linker.ZephyrLocation, func(src string) []string {
+		return armtest.SectionNames(t, demoObject(t, buildDir, src))
+	})
 	covered := 0
-	for k, q := range queries {
-		w := append([]string(nil), want[q.Source]...)
+	for src, secs := range got {
+		w := want[src]
 		sort.Strings(w)
-		sort.Strings(got[k])
-		if strings.Join(got[k], " ") != strings.Join(w, " ") {
-			t.Errorf("%s: FILTER %q relocates %v, the plan has %v", q.Source, q.Filter, got[k], w)
+		if strings.Join(secs, " ") != strings.Join(w, " ") {
+			t.Errorf("%s: the relocation lines move %v, the plan has %v", src, secs, w)
 		}
 		covered += len(w)
-		delete(want, q.Source)
+		delete(want, src)
 	}
 	for src, secs := range want {
 		t.Errorf("planned sections %v of %s have no zephyr_code_relocate line", secs, src)
 	}
-	t.Logf("%d relocation lines select the %d planned sections exactly", len(queries), covered)
+	t.Logf("%d sources' relocation lines select the %d planned sections exactly", len(got), covered)
 	if covered == 0 {
 		t.Error("the Zephyr rendering relocates nothing")
 	}

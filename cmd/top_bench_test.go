@@ -3,7 +3,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -76,11 +75,8 @@ func BenchmarkTopStream100k(b *testing.B) {
 
 // recordDemo takes a PC+LR snapshot of the demo firmware in QEMU.
 func recordDemo(b *testing.B, elfPath, out string) *sample.Capture {
-	inst, err := qemu.StartWith(context.Background(), elfPath, qemu.StartOptions{Icount: 3})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer inst.Stop()
+	inst := qemutest.Boot(b, elfPath, qemu.StartOptions{Icount: 3}, 10*time.Minute)
+	defer inst.Stop() // before the measured runs boot their own
 	if code, _, stderr := tcmprof("capture", "--port", inst.PTY, "--rate", "10000", "--jitter", "25", "--fields", "pc,lr", "--quiet", "-o", out); code != 0 {
 		b.Fatalf("capture: %s", stderr)
 	}
