@@ -210,22 +210,15 @@ func TestViewServesACapture(t *testing.T) {
 	}
 }
 
-// cloneLD is the linker script cloneBuild borrows from the profile
-// package's test firmware.
-var cloneLD = filepath.Join("..", "profile", "testdata", "fw.ld")
-
-// cloneBuild links testdata/clone, once, cached in $TMPDIR (armtest.Build).
+// cloneBuild links testdata/clone as the profile package's test firmware
+// is laid out, once, cached in $TMPDIR (armtest.Build).
 var cloneBuild = &armtest.Build{
 	Prefix: "tcmprof-cmd-clone",
 	Src:    filepath.Join("testdata", "clone"),
-	Recipe: []string{"profile_test.go", cloneLD},
+	Recipe: []string{"profile_test.go", profiletest.LinkerScript},
 	Make: func(src, out string) error {
-		ld, err := filepath.Abs(cloneLD)
-		if err != nil {
-			return err
-		}
 		return armtest.Run(out, "arm-none-eabi-gcc", "-mcpu=cortex-m7", "-mthumb", "-g", "-O2", "-ffunction-sections",
-			"-nostartfiles", "-nostdlib", "-T", ld, "-Wl,--build-id", "-o", "clone.elf", filepath.Join(src, "clone.c"))
+			"-nostartfiles", "-nostdlib", "-T", profiletest.LinkerScript, "-Wl,--build-id", "-o", "clone.elf", filepath.Join(src, "clone.c"))
 	},
 }
 

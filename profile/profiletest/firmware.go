@@ -98,6 +98,10 @@ var self = func() string {
 // repo is the repository's root directory.
 var repo = filepath.Join(filepath.Dir(self), "..", "..")
 
+// LinkerScript is the firmware's linker script, for other test programs
+// laid out as it is.
+var LinkerScript = filepath.Join(repo, "profile", "testdata", "fw.ld")
+
 var fwBuild = &armtest.Build{
 	Prefix: "tcmprof-profile",
 	Src:    filepath.Join(repo, "profile", "testdata"),
