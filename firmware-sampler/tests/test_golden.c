@@ -3,6 +3,8 @@
  * The C encoder and command parser against the golden vectors that
  * testdata/golden/gen.py wrote from the spec. Inputs here repeat gen.py's
  * (values, or the same formulas); the expected bytes come from the files.
+ * One file of some 700 lines: one case per golden file, in the order gen.py
+ * writes them, so that the two read side by side.
  */
 #include <stdlib.h>
 #include <string.h>

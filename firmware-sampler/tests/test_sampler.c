@@ -3,6 +3,9 @@
  * Behaviour of the sampler core through its public API and the fake port:
  * the jittered timer, snapshot and stream runs, the ring, drops, DRAIN
  * ranges, malformed commands, frame sizes, and bytes per sample.
+ * One file of some 900 lines, as sampler.c is one (its header says why):
+ * every case drives that one core through the fake port, with the helpers
+ * at the top (status, frames, drains) that all of them share.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
+// The tests of session.go (one file; its header says why), some 600 lines,
+// each against devicetest's scripted device: commands and retries,
+// snapshot, drain, resume and stream runs, and the line's faults.
+
 package device_test
 
 import (

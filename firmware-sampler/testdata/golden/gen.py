@@ -22,6 +22,11 @@ strings; other integers are JSON numbers.
 
 The scenarios the C tests replay (the drain_* files) are built from the same
 formulas as firmware-sampler/tests/test_golden.c: see sample_at().
+
+One script of some 850 lines on purpose: it is the protocol written a second
+time, apart from the C and Go encoders, and is checked against the spec by
+reading it whole; the framing, the frames each way and the files it writes
+follow protocol.md's order.
 """
 import json
 import os
