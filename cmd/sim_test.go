@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sim/simtest"
@@ -201,13 +201,10 @@ func TestSimExcludesTheTestbench(t *testing.T) {
 	fx := newSimFixture(t, fw, nil)
 	hash := fw.Entry(t, "hash_buf")
 	bench := filepath.Join(t.TempDir(), "bench.elf")
-	out, err := exec.Command("arm-none-eabi-objcopy",
+	armtest.MustRun(t, ".", "arm-none-eabi-objcopy",
 		"--add-symbol", fmt.Sprintf("__testbench_start=0x%x,global", hash),
 		"--add-symbol", fmt.Sprintf("__testbench_end=0x%x,global", uint64(hash)+fx.sizes["hash_buf"]),
-		fw.ELF, bench).CombinedOutput()
-	if err != nil {
-		t.Fatalf("objcopy: %v\n%s", err, out)
-	}
+		fw.ELF, bench)
 	args := []string{"--unit", "nonleaf", "--units", "20", fx.trace}
 	plain := runSimJSON(t, append([]string{"--elf", fw.ELF}, args...)...)
 	got := runSimJSON(t, append([]string{"--elf", bench}, args...)...)
@@ -225,9 +222,7 @@ func TestSimExcludesTheTestbench(t *testing.T) {
 	}
 	// One symbol without the other is a broken image.
 	half := filepath.Join(t.TempDir(), "half.elf")
-	if out, err := exec.Command("arm-none-eabi-objcopy", "--add-symbol", "__testbench_start=0x60000000,global", fw.ELF, half).CombinedOutput(); err != nil {
-		t.Fatalf("objcopy: %v\n%s", err, out)
-	}
+	armtest.MustRun(t, ".", "arm-none-eabi-objcopy", "--add-symbol", "__testbench_start=0x60000000,global", fw.ELF, half)
 	if code, _, stderr := tcmprof(append([]string{"sim", "--elf", half}, args...)...); code == 0 || !strings.Contains(stderr, "only one of __testbench_start and __testbench_end") {
 		t.Errorf("half a testbench: exit %d: %s", code, stderr)
 	}

@@ -287,9 +287,7 @@ func TestCompressedDebugSections(t *testing.T) {
 		for _, format := range []string{"zlib", "zlib-gnu"} {
 			im, path := symOpenVariant(t, v)
 			zpath := filepath.Join(t.TempDir(), v+"."+format+".elf")
-			if out, err := exec.Command("arm-none-eabi-objcopy", "--compress-debug-sections="+format, path, zpath).CombinedOutput(); err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
+			armtest.MustRun(t, ".", "arm-none-eabi-objcopy", "--compress-debug-sections="+format, path, zpath)
 			zim, err := Open(zpath)
 			if err != nil {
 				t.Fatal(err)
@@ -315,9 +313,7 @@ func TestNoDWARF(t *testing.T) {
 	armtest.NeedTools(t, "arm-none-eabi-objcopy")
 	_, path := symOpenVariant(t, "O2-dwarf5")
 	stripped := filepath.Join(t.TempDir(), "nodebug.elf")
-	if out, err := exec.Command("arm-none-eabi-objcopy", "--strip-debug", path, stripped).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	armtest.MustRun(t, ".", "arm-none-eabi-objcopy", "--strip-debug", path, stripped)
 	im, err := Open(stripped)
 	if err != nil {
 		t.Fatal(err)
@@ -369,9 +365,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	strippedPath := filepath.Join(tmp, "stripped.elf")
-	if out, err := exec.Command("arm-none-eabi-strip", "-o", strippedPath, path).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	armtest.MustRun(t, ".", "arm-none-eabi-strip", "-o", strippedPath, path)
 	stripped, _ := os.ReadFile(strippedPath)
 	bigEndian, err := os.ReadFile(filepath.Join(bigEndianBuild.Dir(t), "be.o"))
 	if err != nil {

@@ -3,13 +3,13 @@
 package profile
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/unwind"
+	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -76,9 +76,7 @@ func TestStacksFromSnapshots(t *testing.T) {
 func TestStacksFallBackToLRWithoutCFI(t *testing.T) {
 	fw := profiletest.Build(t)
 	stripped := filepath.Join(t.TempDir(), "nocfi.elf")
-	if out, err := exec.Command("arm-none-eabi-objcopy", "--remove-section", ".debug_frame", fw.ELF, stripped).CombinedOutput(); err != nil {
-		t.Fatalf("objcopy: %v\n%s", err, out)
-	}
+	armtest.MustRun(t, ".", "arm-none-eabi-objcopy", "--remove-section", ".debug_frame", fw.ELF, stripped)
 	img, err := elf.Open(stripped)
 	if err != nil {
 		t.Fatal(err)
