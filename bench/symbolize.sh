@@ -97,4 +97,4 @@ echo "  $n addresses: tcmprof $o s ($(median bulk-tcmprof 2) s), addr2line $a s 
 echo "    tcmprof is $(ratio "$a" "$o")x faster than addr2line (target >= 2), $(ratio "$l" "$o")x faster than llvm-symbolizer (target >= 10)"
 echo "  report, $SAMPLES samples: $(median report 1) s ($(median report 2) s) (target < 0.5 s)"
 
-TCMPROF_GENFW_ELF=$elf TCMPROF_GENFW_ADDRS=$addrs go test -run '^$' -bench 'ZephyrScale' -benchtime 3x ./elf | grep -E '^Benchmark|^ok'
+TCMPROF_GENFW_ELF=$elf TCMPROF_GENFW_ADDRS=$addrs go test -run '^$' -bench 'ZephyrScale' -benchtime 3x ./elf/image | grep -E '^Benchmark|^ok'

@@ -17,8 +17,8 @@ import (
 	pprof "github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/place"
 	"github.com/tcmprof/tcmprof/place/imageinput"
@@ -233,7 +233,7 @@ func readMix(errw io.Writer, args []captureArg) (*sample.Capture, string, error)
 // file the command needs and lacks); read what they give (the map, the
 // devicetree's regions, the board, the idle rules); let the command adjust
 // those options; open the ELF. check and adjust may be nil.
-func (o *inputOptions) openInputs(check func(sources) error, adjust func(*profile.Options) error) (sources, profile.Options, *elf.Image, error) {
+func (o *inputOptions) openInputs(check func(sources) error, adjust func(*profile.Options) error) (sources, profile.Options, *image.Image, error) {
 	var opts profile.Options
 	src, err := o.sources()
 	if err != nil {
@@ -362,8 +362,8 @@ func printWarnings(w io.Writer, warnings []string) {
 // openImage opens the ELF the sources name and checks that m, the map
 // file's contents when there is one, comes from the same link: a map of
 // another build would label and plan every address wrongly without a word.
-func openImage(src sources, m *mapfile.Map) (*elf.Image, error) {
-	img, err := elf.Open(src.elf)
+func openImage(src sources, m *mapfile.Map) (*image.Image, error) {
+	img, err := image.Open(src.elf)
 	if err != nil {
 		return nil, err
 	}

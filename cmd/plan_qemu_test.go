@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/internal/qemutest"
@@ -274,7 +274,7 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 
 	t.Run("Os plan holds on the O2 build", func(t *testing.T) {
 		o2 := buildDemo(t, "-O2")
-		img, err := elf.Open(o2.elf)
+		img, err := image.Open(o2.elf)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
@@ -229,11 +229,11 @@ var cloneBuild = &armtest.Build{
 func TestDiffCaptureAgainstItsProfile(t *testing.T) {
 	elfPath := filepath.Join(cloneBuild.Dir(t), "clone.elf")
 	dir := t.TempDir()
-	img, err := elf.Open(elfPath)
+	img, err := image.Open(elfPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var clone, main *elf.Function
+	var clone, main *image.Function
 	for _, f := range img.Functions() {
 		switch {
 		case f.Base == "run_burst" && f.Clone != "":

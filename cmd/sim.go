@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sample"
 	"github.com/tcmprof/tcmprof/sim"
@@ -166,7 +166,7 @@ func runSim(o *simOptions, s Streams) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.trace, err)
 	}
-	buildID, err := elf.BuildID(img.File())
+	buildID, err := image.BuildID(img.File())
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func runSim(o *simOptions, s Streams) error {
 }
 
 // config is the model the options ask for, on img's board.
-func (o *simOptions) config(img *elf.Image, opts profile.Options) (sim.Config, error) {
+func (o *simOptions) config(img *image.Image, opts profile.Options) (sim.Config, error) {
 	cfg := sim.BoardConfig(opts.Board)
 	cfg.Cache = opts.ICache
 	cfg.Penalty = o.penalty
@@ -223,8 +223,8 @@ func (o *simOptions) config(img *elf.Image, opts profile.Options) (sim.Config, e
 }
 
 // functionEntry is the address of the one function called name.
-func functionEntry(img *elf.Image, name string) (uint32, error) {
-	var found []*elf.Function
+func functionEntry(img *image.Image, name string) (uint32, error) {
+	var found []*image.Function
 	for _, f := range img.Functions() {
 		if f.Name == name && !f.Veneer {
 			found = append(found, f)
@@ -241,10 +241,10 @@ func functionEntry(img *elf.Image, name string) (uint32, error) {
 
 // testbenchRange is [__testbench_start, __testbench_end) when the ELF has
 // both symbols and the range is not empty.
-func testbenchRange(img *elf.Image) (*sim.Range, error) {
+func testbenchRange(img *image.Image) (*sim.Range, error) {
 	syms, err := img.File().Symbols()
 	if err != nil {
-		return nil, nil // no symbol table, no testbench; elf.Open has said what it could not read
+		return nil, nil // no symbol table, no testbench; image.Open has said what it could not read
 	}
 	var start, end uint64
 	var haveStart, haveEnd bool

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/internal/qemutest"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
@@ -20,7 +20,7 @@ import (
 // traceDemo traces echoes from..to of the demo image into out.
 func traceDemo(t *testing.T, b demoBuild, out string, from, to uint64) {
 	t.Helper()
-	img, err := elf.Open(b.elf)
+	img, err := image.Open(b.elf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func checkSamplesFollowCycles(t *testing.T, elfPath, capture string, doc simJSON
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := elf.Open(elfPath)
+	img, err := image.Open(elfPath)
 	if err != nil {
 		t.Fatal(err)
 	}

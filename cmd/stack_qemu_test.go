@@ -12,7 +12,7 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sample"
@@ -101,7 +101,7 @@ func TestStackProfileOnQEMUDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := elf.Open(elfPath)
+	img, err := image.Open(elfPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestStackProfileOnQEMUDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]*elf.Function{}
+	byName := map[string]*image.Function{}
 	for _, f := range img.Functions() {
 		byName[f.Name] = f
 	}
@@ -190,7 +190,7 @@ func index(stack []string, fn string) int {
 
 // vectorHandler is the function of exception number n in the vector table
 // the image's VTOR points at (the .vectors section in flash).
-func vectorHandler(t *testing.T, img *elf.Image, n uint32) string {
+func vectorHandler(t *testing.T, img *image.Image, n uint32) string {
 	t.Helper()
 	sec := img.File().Section(".vectors")
 	if sec == nil {
@@ -209,7 +209,7 @@ func vectorHandler(t *testing.T, img *elf.Image, n uint32) string {
 
 // checkCallEdges: every caller location of every sample is an instruction
 // that calls (or tail-calls) the function of the location below it.
-func checkCallEdges(t *testing.T, img *elf.Image, p *pprof.Profile) {
+func checkCallEdges(t *testing.T, img *image.Image, p *pprof.Profile) {
 	t.Helper()
 	ranges := thumb.FuncRanges(img.Functions())
 	calls, err := thumb.CallEdges(img.File(), ranges)
@@ -274,7 +274,7 @@ func checkCallEdges(t *testing.T, img *elf.Image, p *pprof.Profile) {
 
 // tailCallsThroughRegister reports whether the function at addr holds a
 // BX Rm other than BX LR: a tail call through a register.
-func tailCallsThroughRegister(img *elf.Image, addr uint32) bool {
+func tailCallsThroughRegister(img *image.Image, addr uint32) bool {
 	f := img.FunctionAt(addr)
 	if f == nil {
 		return false
@@ -289,12 +289,12 @@ func tailCallsThroughRegister(img *elf.Image, addr uint32) bool {
 }
 
 // isCallThroughRegister reports whether site holds a BLX Rm.
-func isCallThroughRegister(img *elf.Image, site uint32) bool {
+func isCallThroughRegister(img *image.Image, site uint32) bool {
 	got, ok := thumb.CallSite(img.Bytes, (site+2)|1)
 	return ok && got == site
 }
 
-func funcName(img *elf.Image, addr uint32) string {
+func funcName(img *image.Image, addr uint32) string {
 	if f := img.FunctionAt(addr); f != nil {
 		return f.Name
 	}

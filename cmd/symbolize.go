@@ -10,7 +10,7 @@ import (
 	"math"
 
 	"github.com/spf13/cobra"
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/symbolizer"
 )
 
@@ -59,7 +59,7 @@ address is answered.`,
 }
 
 func runSymbolize(o *symbolizeOptions, s Streams) error {
-	im, err := elf.Open(o.elf)
+	im, err := image.Open(o.elf)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func runSymbolize(o *symbolizeOptions, s Streams) error {
 	return err
 }
 
-func symbolizeAll(im *elf.Image, p *symbolizer.Printer, stdin io.Reader, addrs []uint32) error {
+func symbolizeAll(im *image.Image, p *symbolizer.Printer, stdin io.Reader, addrs []uint32) error {
 	if len(addrs) > 0 {
 		p.AnswerAll(im, addrs)
 		return nil
@@ -166,7 +166,7 @@ func (b *badLines) err(lines int) error {
 
 // printImageWarnings prints the image's warnings after the first done already
 // printed and returns how many it has printed in all.
-func printImageWarnings(w io.Writer, path string, im *elf.Image, done int) int {
+func printImageWarnings(w io.Writer, path string, im *image.Image, done int) int {
 	ws := im.Warnings()
 	for _, msg := range ws[min(done, len(ws)):] {
 		fmt.Fprintf(w, "tcmprof: warning: %s: %s\n", path, msg)

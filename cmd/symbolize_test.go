@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/symbolizer"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
@@ -25,11 +25,11 @@ func TestSymbolizeCmd(t *testing.T) {
 }
 
 // codeAddrs returns every halfword of the named functions.
-func codeAddrs(t *testing.T, im *elf.Image, names ...string) []uint32 {
+func codeAddrs(t *testing.T, im *image.Image, names ...string) []uint32 {
 	t.Helper()
 	var addrs []uint32
 	for _, name := range names {
-		var fn *elf.Function
+		var fn *image.Function
 		for _, f := range im.Functions() {
 			if f.Name == name {
 				fn = f
@@ -48,10 +48,10 @@ func codeAddrs(t *testing.T, im *elf.Image, names ...string) []uint32 {
 // testSymbolizeText checks the default output against
 // llvm-symbolizer's default output byte for byte, on C functions with
 // inlined callees (the names of C functions agree; clones and C++ names are
-// the documented differences tested in package elf).
+// the documented differences tested in package elf/image).
 func testSymbolizeText(t *testing.T, path string) {
 	armtest.NeedTools(t, "llvm-symbolizer")
-	im, err := elf.Open(path)
+	im, err := image.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ type jsonAnswer struct {
 }
 
 func testSymbolizeJSON(t *testing.T, path string) {
-	im, err := elf.Open(path)
+	im, err := image.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/internal/wording"
 	"github.com/tcmprof/tcmprof/profile"
 	"github.com/tcmprof/tcmprof/sample"
@@ -157,7 +157,7 @@ func (a *Aggregator) Table(v View) *Table {
 // functionKey tells function rows apart: a physical function (or, outside
 // every function, an address), or an inlined function by name.
 type functionKey struct {
-	fn      *elf.Function
+	fn      *image.Function
 	addr    uint32
 	inlined string
 }
@@ -165,7 +165,7 @@ type functionKey struct {
 // function is the row a sample at site counts for: its innermost inlined
 // function, or (Inline, or code not inlined) its physical function, which
 // is then returned too.
-func (a *Aggregator) function(site *profile.Site) (functionKey, string, *elf.Function) {
+func (a *Aggregator) function(site *profile.Site) (functionKey, string, *image.Function) {
 	if !a.opts.Inline && len(site.Frames) > 1 {
 		name := site.Frames[0].Function
 		return functionKey{inlined: name}, name, nil

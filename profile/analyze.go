@@ -5,8 +5,8 @@ package profile
 import (
 	"sort"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/sample"
 )
 
@@ -73,12 +73,12 @@ type Group struct {
 // FunctionStat is the busy samples of one physical function (inlined code
 // counts for the function it was inlined into, since that is what moves).
 type FunctionStat struct {
-	Name     string        `json:"name"`
-	Addr     uint32        `json:"addr"` // the function's start; the PC for samples outside every function
-	Function *elf.Function `json:"-"`    // nil for samples outside every function
-	Samples  int           `json:"samples"`
-	Share    Share         `json:"share"`
-	Size     uint32        `json:"size"`
+	Name     string          `json:"name"`
+	Addr     uint32          `json:"addr"` // the function's start; the PC for samples outside every function
+	Function *image.Function `json:"-"`    // nil for samples outside every function
+	Samples  int             `json:"samples"`
+	Share    Share           `json:"share"`
+	Size     uint32          `json:"size"`
 	// Density is busy samples per byte, the ranking key for placement.
 	Density float64          `json:"samples_per_byte"`
 	Region  board.RegionKind `json:"region"`
@@ -86,7 +86,7 @@ type FunctionStat struct {
 }
 
 // Analyze reads c against img and computes its figures.
-func Analyze(c *sample.Capture, img *elf.Image, opts Options) (*Analysis, error) {
+func Analyze(c *sample.Capture, img *image.Image, opts Options) (*Analysis, error) {
 	s, err := Symbolize(c, img, opts)
 	if err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func (s *Symbolized) Analyze() *Analysis {
 	regions := make(map[string]int)
 	libraries := make(map[string]int)
 	type fkey struct {
-		fn   *elf.Function
+		fn   *image.Function
 		addr uint32 // for samples outside every function, the address
 	}
 	funcs := make(map[fkey]*FunctionStat)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
 	"github.com/tcmprof/tcmprof/internal/qemutest"
@@ -22,22 +22,22 @@ import (
 // demo image: PCs over every halfword of every function, Zipf-distributed
 // over functions (a few hot, a long tail, as in a real profile); LRs are
 // real return addresses (after a BL somewhere in the image) or EXC_RETURN.
-func millionCapture(b *testing.B) (*sample.Capture, *elf.Image, string) {
+func millionCapture(b *testing.B) (*sample.Capture, *image.Image, string) {
 	b.Helper()
 	dir := os.Getenv("TCMPROF_BENCH_DIR") // kept for bench/profile.sh
 	if dir == "" {
 		dir = b.TempDir()
 	}
 	elfPath := qemutest.BuildInto(b, qemu.BuildOptions{OutDir: filepath.Join(dir, "build")}).ELF
-	img, err := elf.Open(elfPath)
+	img, err := image.Open(elfPath)
 	if err != nil {
 		b.Fatal(err)
 	}
-	id, err := elf.BuildID(img.File())
+	id, err := image.BuildID(img.File())
 	if err != nil {
 		b.Fatal(err)
 	}
-	var funcs []*elf.Function
+	var funcs []*image.Function
 	var returns []uint32
 	for _, f := range img.Functions() {
 		if f.Size < 2 {

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	pprof "github.com/google/pprof/profile"
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/internal/atomicfile"
 	"github.com/tcmprof/tcmprof/sample"
 )
@@ -71,7 +71,7 @@ func (s *Symbolized) Profile() (*pprof.Profile, error) {
 		File:         s.Image.Path(),
 		HasFunctions: true, HasFilenames: true, HasLineNumbers: true, HasInlineFrames: true,
 	}
-	if id, err := elf.BuildID(s.Image.File()); err == nil && len(id) > 0 {
+	if id, err := image.BuildID(s.Image.File()); err == nil && len(id) > 0 {
 		m.BuildID = hex.EncodeToString(id)
 	}
 	p.Mapping = []*pprof.Mapping{m}

@@ -5,8 +5,8 @@ package profile
 import (
 	"errors"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/image"
 )
 
 // Sites symbolizes and classifies code addresses, each once: Symbolize
@@ -14,7 +14,7 @@ import (
 // and again for as long as a stream runs keeps one for the whole run. It is
 // not safe for concurrent use.
 type Sites struct {
-	img   *elf.Image
+	img   *image.Image
 	board *board.Board
 	opts  Options
 	m     map[uint32]*Site
@@ -22,7 +22,7 @@ type Sites struct {
 
 // NewSites returns an empty cache of the sites of img under opts (its
 // board, map file and idle rules).
-func NewSites(img *elf.Image, opts Options) (*Sites, error) {
+func NewSites(img *image.Image, opts Options) (*Sites, error) {
 	if img == nil {
 		return nil, errors.New("no image")
 	}

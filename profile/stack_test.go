@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/unwind"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/profile/profiletest"
@@ -77,7 +77,7 @@ func TestStacksFallBackToLRWithoutCFI(t *testing.T) {
 	fw := profiletest.Build(t)
 	stripped := filepath.Join(t.TempDir(), "nocfi.elf")
 	armtest.MustRun(t, ".", "arm-none-eabi-objcopy", "--remove-section", ".debug_frame", fw.ELF, stripped)
-	img, err := elf.Open(stripped)
+	img, err := image.Open(stripped)
 	if err != nil {
 		t.Fatal(err)
 	}

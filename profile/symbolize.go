@@ -12,9 +12,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
 	"github.com/tcmprof/tcmprof/elf/dwarfline"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/elf/unwind"
@@ -39,7 +39,7 @@ type Options struct {
 // Site is one code address with everything tcmprof knows about it.
 type Site struct {
 	Addr     uint32
-	Function *elf.Function     // the physical function holding Addr; nil outside every function
+	Function *image.Function   // the physical function holding Addr; nil outside every function
 	Frames   []dwarfline.Frame // inline chain, innermost first; empty without DWARF
 	Region   board.RegionKind
 	Library  string // from the map file; "" when unknown
@@ -166,7 +166,7 @@ func (l LRStats) String() string {
 // Symbolized is a capture read against the image it ran.
 type Symbolized struct {
 	Capture *sample.Capture
-	Image   *elf.Image
+	Image   *image.Image
 	Board   *board.Board
 	Options Options
 	Stacks  []Stack // ordered by PC, callers, exception, thread
@@ -179,7 +179,7 @@ type Symbolized struct {
 
 // Symbolize reads c against img. It refuses a capture whose build-id
 // differs from the image's unless opts.Force.
-func Symbolize(c *sample.Capture, img *elf.Image, opts Options) (*Symbolized, error) {
+func Symbolize(c *sample.Capture, img *image.Image, opts Options) (*Symbolized, error) {
 	if c == nil || img == nil {
 		return nil, errors.New("a capture and an image are both needed")
 	}
@@ -409,8 +409,8 @@ func siteKey(sites []*Site) string {
 // names it: "capture", "device") reports with the image's. It fails when
 // they differ, unless force; the warning says what could not be checked,
 // or that force was used.
-func CheckBuildID(img *elf.Image, want []byte, what string, force bool) (warning string, err error) {
-	got, err := elf.BuildID(img.File())
+func CheckBuildID(img *image.Image, want []byte, what string, force bool) (warning string, err error) {
+	got, err := image.BuildID(img.File())
 	switch {
 	case err != nil || len(got) == 0:
 		return fmt.Sprintf("the ELF has no GNU build-id: cannot check that the %s's image is this one (link with --build-id)", what), nil

@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
 )
 
 // Symbols name the traced image's code for a Summary.
 type Symbols struct {
-	Image *elf.Image
+	Image *image.Image
 	Map   *mapfile.Map // optional: libraries
 	Board *board.Board // optional: memory regions
 }

@@ -43,7 +43,7 @@ import (
 	"strings"
 	"sync"
 
-	tcmelf "github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/sample"
 )
 
@@ -478,7 +478,7 @@ func writeCapture(path, elfPath string, insns []uint32, n int, rng *rand.Rand) e
 		return err
 	}
 	defer f.Close()
-	id, err := tcmelf.BuildID(f)
+	id, err := image.BuildID(f)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,7 @@
 // Package dwarfline answers, from a firmware ELF's DWARF, which source
 // line and which chain of inlined functions an address is in
 // (AppendFrames), and how DWARF names the function starting at an address
-// (SubprogramAt), for package elf's Image to combine with the symbol
+// (SubprogramAt), for package image's Image to combine with the symbol
 // table.
 //
 // The DWARF of a Zephyr image with networking and USB runs to 10-30 MB,

@@ -17,7 +17,7 @@ import (
 )
 
 // The index is proven against llvm-symbolizer and addr2line through
-// package elf's Image (elf/units_test.go, elf/symbolize_test.go); these
+// package image's Image (elf/image/units_test.go, elf/image/symbolize_test.go); these
 // tests look inside it: which units it decodes, and that its scan of a
 // unit's DIEs reads what a walk of all of them would.
 

@@ -8,14 +8,14 @@ package mapfile
 
 import (
 	"bufio"
-	goelf "debug/elf"
+	"debug/elf"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 )
 
 // Map is what tcmprof reads from a GNU ld map file (ld -Map, Zephyr's
@@ -100,10 +100,10 @@ func (m *Map) SectionAt(addr uint32) *InputSection {
 // in the wrong input sections, and libraries and plans made with it are
 // quietly wrong. Output sections only the map lists are left alone: ld
 // lists empty ones it does not emit.
-func (m *Map) CheckImage(im *elf.Image) error {
-	inELF := make(map[string]*goelf.Section)
+func (m *Map) CheckImage(im *image.Image) error {
+	inELF := make(map[string]*elf.Section)
 	for _, s := range im.File().Sections {
-		if s.Flags&goelf.SHF_ALLOC != 0 && inELF[s.Name] == nil {
+		if s.Flags&elf.SHF_ALLOC != 0 && inELF[s.Name] == nil {
 			inELF[s.Name] = s
 		}
 	}

@@ -3,7 +3,7 @@
 package mapfile
 
 import (
-	goelf "debug/elf"
+	"debug/elf"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
@@ -72,7 +72,7 @@ func TestParseMapAgainstELF(t *testing.T) {
 		}
 	}
 
-	f, err := goelf.Open(e.ELF)
+	f, err := elf.Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestParseMapAgainstELF(t *testing.T) {
 		outs[o.Name] = o
 	}
 	for _, sec := range f.Sections {
-		if sec.Flags&goelf.SHF_ALLOC == 0 || sec.Size == 0 {
+		if sec.Flags&elf.SHF_ALLOC == 0 || sec.Size == 0 {
 			continue
 		}
 		o, ok := outs[sec.Name]
@@ -127,7 +127,7 @@ func TestParseMapAgainstELF(t *testing.T) {
 			continue
 		}
 		for _, p := range f.Progs {
-			if p.Type == goelf.PT_LOAD && p.Vaddr == sec.Addr && p.Memsz > 0 && uint64(o.LoadAddr) != p.Paddr {
+			if p.Type == elf.PT_LOAD && p.Vaddr == sec.Addr && p.Memsz > 0 && uint64(o.LoadAddr) != p.Paddr {
 				t.Errorf("%s: map load address %#x, program header %#x", sec.Name, o.LoadAddr, p.Paddr)
 			}
 		}
@@ -280,7 +280,7 @@ func TestMapCheckImage(t *testing.T) {
 		{e.NoID, "section .text is"}, // the same link without the build-id note before .text
 		{e.Pure, "in the map but"},
 	} {
-		im, err := elf.Open(tc.elf)
+		im, err := image.Open(tc.elf)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/dwarfline"
+	"github.com/tcmprof/tcmprof/elf/image"
 )
 
 // MaxBatch is how many addresses a reader of a stream of them (standard
@@ -75,7 +75,7 @@ func NewPrinter(out *bufio.Writer, json, noDemangle bool) *Printer {
 // AnswerAll writes the answers to addrs in order. Pieces of addrs, in
 // address order, are symbolized (decoding the DWARF they need) and
 // rendered on all cores, then written in the order of addrs.
-func (p *Printer) AnswerAll(im *elf.Image, addrs []uint32) {
+func (p *Printer) AnswerAll(im *image.Image, addrs []uint32) {
 	p.keys = p.keys[:0]
 	for i, a := range addrs {
 		p.keys = append(p.keys, uint64(a)<<32|uint64(i))
@@ -107,7 +107,7 @@ func (p *Printer) AnswerAll(im *elf.Image, addrs []uint32) {
 
 // answer renders the answers to piece k of the batch's keys into that
 // piece's buffer, which it returns, and notes where each is.
-func (w *answerWorker) answer(p *Printer, im *elf.Image, k int, keys []uint64) []byte {
+func (w *answerWorker) answer(p *Printer, im *image.Image, k int, keys []uint64) []byte {
 	b := p.pieces[k][:0]
 	var r answerRef
 	for j, key := range keys {

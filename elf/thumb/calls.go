@@ -8,13 +8,13 @@ import (
 	"sort"
 	"strings"
 
-	goelf "debug/elf"
+	"debug/elf"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 )
 
 // FuncRange is the part of a function the call-graph decoder needs; an
-// elf.Function converts to it (FuncRanges).
+// image.Function converts to it (FuncRanges).
 type FuncRange struct {
 	Name string
 	Addr uint32 // without the Thumb bit
@@ -22,7 +22,7 @@ type FuncRange struct {
 }
 
 // FuncRanges converts the symbolizer's functions for CallEdges.
-func FuncRanges(fs []*elf.Function) []FuncRange {
+func FuncRanges(fs []*image.Function) []FuncRange {
 	out := make([]FuncRange, len(fs))
 	for i, f := range fs {
 		out[i] = FuncRange{Name: f.Name, Addr: f.Addr, Size: f.Size}
@@ -46,7 +46,7 @@ type CallEdge struct {
 // Literal pools are skipped using the ARM mapping symbols ($t, $a, $d) that
 // GNU as emits; a stripped ELF has none, and then every section is read as
 // Thumb code, which can turn a literal into a spurious edge.
-func CallEdges(f *goelf.File, funcs []FuncRange) ([]CallEdge, error) {
+func CallEdges(f *elf.File, funcs []FuncRange) ([]CallEdge, error) {
 	calls, _, err := directBranches(f, funcs)
 	return calls, err
 }
@@ -56,8 +56,8 @@ func CallEdges(f *goelf.File, funcs []FuncRange) ([]CallEdge, error) {
 // executable sections once and returns the BL/BLX immediates (calls) and the
 // B.W that leave their function for another function's start (tails), both
 // ordered by Site, with veneers resolved.
-func directBranches(f *goelf.File, funcs []FuncRange) (calls, tails []CallEdge, err error) {
-	if f.Machine != goelf.EM_ARM || f.Class != goelf.ELFCLASS32 {
+func directBranches(f *elf.File, funcs []FuncRange) (calls, tails []CallEdge, err error) {
+	if f.Machine != elf.EM_ARM || f.Class != elf.ELFCLASS32 {
 		return nil, nil, &FormatError{Msg: fmt.Sprintf("not a 32-bit ARM ELF (%v, %v)", f.Class, f.Machine)}
 	}
 	code, err := newELFCode(f)
@@ -75,10 +75,10 @@ func directBranches(f *goelf.File, funcs []FuncRange) (calls, tails []CallEdge, 
 		return nil, nil, err
 	}
 	for i, s := range code.sections {
-		if s.Flags&goelf.SHF_EXECINSTR == 0 {
+		if s.Flags&elf.SHF_EXECINSTR == 0 {
 			continue
 		}
-		for _, sp := range thumbSpans(s, maps[goelf.SectionIndex(code.index[i])]) {
+		for _, sp := range thumbSpans(s, maps[elf.SectionIndex(code.index[i])]) {
 			for a := sp.start; a+2 <= sp.end; {
 				h1 := binary.LittleEndian.Uint16(s.data[a-s.addr:])
 				if !isThumb32(h1) {
@@ -180,7 +180,7 @@ func movImm16(h1, h2, op uint16) (uint32, bool) {
 
 // allocSection is an allocated section's bytes at its run-time address.
 type allocSection struct {
-	*goelf.Section
+	*elf.Section
 	addr uint32
 	data []byte
 }
@@ -192,10 +192,10 @@ type elfCode struct {
 	index    []int // ELF section index of sections[i]
 }
 
-func newELFCode(f *goelf.File) (*elfCode, error) {
+func newELFCode(f *elf.File) (*elfCode, error) {
 	c := &elfCode{}
 	for i, s := range f.Sections {
-		if s.Type != goelf.SHT_PROGBITS || s.Flags&goelf.SHF_ALLOC == 0 || s.Size == 0 {
+		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 || s.Size == 0 {
 			continue
 		}
 		if s.Addr+s.Size > 1<<32 {
@@ -229,12 +229,12 @@ type armMappingSymbol struct {
 	kind byte
 }
 
-func armMappingSymbols(f *goelf.File) (map[goelf.SectionIndex][]armMappingSymbol, error) {
+func armMappingSymbols(f *elf.File) (map[elf.SectionIndex][]armMappingSymbol, error) {
 	syms, err := f.Symbols()
-	if err != nil && err != goelf.ErrNoSymbols {
+	if err != nil && err != elf.ErrNoSymbols {
 		return nil, fmt.Errorf("reading symbols: %w", err)
 	}
-	out := map[goelf.SectionIndex][]armMappingSymbol{}
+	out := map[elf.SectionIndex][]armMappingSymbol{}
 	for _, s := range syms {
 		n := s.Name
 		if len(n) < 2 || n[0] != '$' || strings.IndexByte("tad", n[1]) < 0 || (len(n) > 2 && n[2] != '.') {

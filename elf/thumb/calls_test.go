@@ -3,17 +3,17 @@
 package thumb
 
 import (
-	goelf "debug/elf"
+	"debug/elf"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
 // funcRanges is the oracle-side function list: every STT_FUNC symbol.
-func funcRanges(t testing.TB, f *goelf.File) (ranges []FuncRange, addrOf map[string]uint32) {
+func funcRanges(t testing.TB, f *elf.File) (ranges []FuncRange, addrOf map[string]uint32) {
 	t.Helper()
 	syms, addrOf := armtest.FuncSymbols(t, f)
 	ranges = make([]FuncRange, len(syms))
@@ -80,7 +80,7 @@ func TestCallEdgesAgainstObjdump(t *testing.T) {
 }
 
 func TestCallEdgesRejectsNonARM(t *testing.T) {
-	f, err := goelf.Open("/proc/self/exe")
+	f, err := elf.Open("/proc/self/exe")
 	if err != nil {
 		t.Skip(err)
 	}
@@ -96,7 +96,7 @@ func TestCallEdgesRejectsNonARM(t *testing.T) {
 // Bytes drive CallSite, and its veneer flag drives Classify.
 func TestExtrasThroughImage(t *testing.T) {
 	e := armtest.BuildExtras(t)
-	im, err := elf.Open(e.ELF)
+	im, err := image.Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)
 	}

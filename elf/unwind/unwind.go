@@ -16,7 +16,7 @@ import (
 	"sync"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/thumb"
 )
 
@@ -168,7 +168,7 @@ type Unwinder struct {
 	cfi  *CFI
 	code thumb.CodeReader
 	// functionAt finds the function holding an address (its start).
-	functionAt func(uint32) *elf.Function
+	functionAt func(uint32) *image.Function
 	// tails are the image's tail calls (B.W to a function's start), by
 	// the function they branch to.
 	tails map[uint32][]thumb.CallEdge
@@ -181,7 +181,7 @@ type Unwinder struct {
 // New reads im's CFI and tail calls. An image without
 // .debug_frame gives an Unwinder whose every walk stops at the first frame
 // (StopNoCFI); the error is for a .debug_frame that cannot be read.
-func New(im *elf.Image) (*Unwinder, error) {
+func New(im *image.Image) (*Unwinder, error) {
 	cfi, err := LoadCFI(im.File())
 	if err != nil {
 		return nil, err
@@ -198,7 +198,7 @@ func New(im *elf.Image) (*Unwinder, error) {
 }
 
 // isFrameless is framelessLeaf for f, decided once.
-func (u *Unwinder) isFrameless(f *elf.Function) bool {
+func (u *Unwinder) isFrameless(f *image.Function) bool {
 	if v, ok := u.frameless.Load(f.Addr); ok {
 		return v.(bool)
 	}
@@ -215,7 +215,7 @@ func (u *Unwinder) isFrameless(f *elf.Function) bool {
 // The test errs towards "no": an instruction whose register fields could
 // name SP or LR in any encoding counts as touching them, so an unusual
 // leaf only stops the walk, as a function without CFI always did.
-func framelessLeaf(code thumb.CodeReader, f *elf.Function) bool {
+func framelessLeaf(code thumb.CodeReader, f *image.Function) bool {
 	ins := thumb.Instructions(code, f.Addr, f.Size)
 	if f.Size == 0 || len(ins) == 0 || ins[len(ins)-1].Addr+ins[len(ins)-1].Size != f.Addr+f.Size {
 		return false // not all of it decodes

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 )
 
@@ -71,7 +71,7 @@ func readelfRules(t testing.TB, path string) map[[2]uint32][]readelfRule {
 }
 
 // ruleAt is the row in force at pc inside the FDE of function fn.
-func ruleAt(t testing.TB, rules map[[2]uint32][]readelfRule, fn *elf.Function, pc uint32) readelfRule {
+func ruleAt(t testing.TB, rules map[[2]uint32][]readelfRule, fn *image.Function, pc uint32) readelfRule {
 	t.Helper()
 	var got readelfRule
 	found := false
@@ -101,7 +101,7 @@ type chain struct {
 func newChain(t testing.TB) *chain {
 	t.Helper()
 	e := armtest.BuildExtras(t)
-	img, err := elf.Open(e.ELF)
+	img, err := image.Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func newChain(t testing.TB) *chain {
 	}
 	rules := readelfRules(t, e.ELF)
 	c := &chain{u: u}
-	var sumAt, hotAt, mainAt *elf.Function
+	var sumAt, hotAt, mainAt *image.Function
 	for _, in := range armtest.Objdump(t, e.ELF) {
 		switch {
 		case in.Func == "alpha_sum" && in.Mnemonic == "mul.w":
@@ -290,7 +290,7 @@ var noCFIBuild = &armtest.Build{
 // unit GNU as made for it (-g) names its source: Zephyr's z_arm_svc
 // (swap_helper.S) is planned by that file.
 func TestAssemblyFunctionSourceFromItsLineTable(t *testing.T) {
-	img, err := elf.Open(filepath.Join(noCFIBuild.Dir(t), "nocfi.elf"))
+	img, err := image.Open(filepath.Join(noCFIBuild.Dir(t), "nocfi.elf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestAssemblyFunctionSourceFromItsLineTable(t *testing.T) {
 // where no CFI says, it stops. Both PCs are the loops' loads.
 func TestUnwindThroughAFramelessLeafWithoutCFI(t *testing.T) {
 	path := filepath.Join(noCFIBuild.Dir(t), "nocfi.elf")
-	img, err := elf.Open(path)
+	img, err := image.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestUnwindThroughAFramelessLeafWithoutCFI(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	var copyLoad, sumLoad, mainCall uint32
-	var mainFn *elf.Function
+	var mainFn *image.Function
 	for _, in := range armtest.Objdump(t, path) {
 		switch {
 		case in.Func == "copy_words" && strings.HasPrefix(in.Mnemonic, "ldr"):

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	tcelf "github.com/tcmprof/tcmprof/elf"
+	tcelf "github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/unwind"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/sample"

@@ -14,7 +14,7 @@ package imageinput
 
 import (
 	"bytes"
-	goelf "debug/elf"
+	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -22,8 +22,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/place"
@@ -32,7 +32,7 @@ import (
 
 // Sources are the artefacts of one build.
 type Sources struct {
-	Image *elf.Image
+	Image *image.Image
 	// Map is the image's link map. Without it functions have no input
 	// section or object: fine for rank and verify, useless for plan.
 	Map *mapfile.Map
@@ -85,10 +85,10 @@ func Read(src Sources) (*place.Input, []string, error) {
 	f := src.Image.File()
 	in := &place.Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size),
 		ICache: src.Board.ICache, FillPenalty: board.FlashLineFillCycles, Shift: flashShift(f, itcm)}
-	if id, err := elf.BuildID(f); err == nil && len(id) > 0 {
+	if id, err := image.BuildID(f); err == nil && len(id) > 0 {
 		in.BuildID = hex.EncodeToString(id)
 	}
-	samples := make(map[*elf.Function]int)
+	samples := make(map[*image.Function]int)
 	if a := src.Analysis; a != nil {
 		in.BusySamples = a.Busy.Count
 		for _, fs := range a.Functions {
@@ -210,7 +210,7 @@ func bootRoots(funcs []place.Func, b *board.Board, warnings []string) (roots, co
 }
 
 // Veneers counts the linker's long-branch veneers in img.
-func Veneers(img *elf.Image) int {
+func Veneers(img *image.Image) int {
 	n := 0
 	for _, fn := range img.Functions() {
 		if fn.Veneer {
@@ -232,14 +232,14 @@ func itcmRegion(b *board.Board) (board.Region, bool) {
 // flashShift finds the ITCM code section's load image in flash and the
 // code section that follows it (the layout of the demo's linker script:
 // .itcm AT> FLASH, then .text); zero when the image has no such pair.
-func flashShift(f *goelf.File, itcm board.Region) place.FlashShift {
+func flashShift(f *elf.File, itcm board.Region) place.FlashShift {
 	var load place.FlashShift
 	for _, s := range f.Sections {
-		if s.Flags&goelf.SHF_EXECINSTR == 0 || s.Size == 0 || !place.InRange(uint32(s.Addr), itcm.Start, itcm.Size) {
+		if s.Flags&elf.SHF_EXECINSTR == 0 || s.Size == 0 || !place.InRange(uint32(s.Addr), itcm.Start, itcm.Size) {
 			continue
 		}
 		for _, prog := range f.Progs {
-			if prog.Type == goelf.PT_LOAD && s.Addr >= prog.Vaddr && s.Addr < prog.Vaddr+prog.Memsz && prog.Paddr != prog.Vaddr {
+			if prog.Type == elf.PT_LOAD && s.Addr >= prog.Vaddr && s.Addr < prog.Vaddr+prog.Memsz && prog.Paddr != prog.Vaddr {
 				load = place.FlashShift{Load: uint32(prog.Paddr + s.Addr - prog.Vaddr), Size: uint32(s.Size)}
 			}
 		}
@@ -248,9 +248,9 @@ func flashShift(f *goelf.File, itcm board.Region) place.FlashShift {
 		return place.FlashShift{}
 	}
 	end := uint64(load.Load) + uint64(load.Size)
-	var next *goelf.Section
+	var next *elf.Section
 	for _, s := range f.Sections {
-		if s.Flags&goelf.SHF_EXECINSTR != 0 && s.Size > 0 && s.Addr >= end && (next == nil || s.Addr < next.Addr) {
+		if s.Flags&elf.SHF_EXECINSTR != 0 && s.Size > 0 && s.Addr >= end && (next == nil || s.Addr < next.Addr) {
 			next = s
 		}
 	}
@@ -263,10 +263,10 @@ func flashShift(f *goelf.File, itcm board.Region) place.FlashShift {
 
 // ITCMUsed is the bytes from start to the end of the last allocated
 // section inside [start, start+size): what place.Input.ITCMUsed means.
-func ITCMUsed(f *goelf.File, start, size uint32) uint32 {
+func ITCMUsed(f *elf.File, start, size uint32) uint32 {
 	var end uint32
 	for _, s := range f.Sections {
-		if s.Flags&goelf.SHF_ALLOC == 0 || s.Size == 0 || !place.InRange(uint32(s.Addr), start, size) {
+		if s.Flags&elf.SHF_ALLOC == 0 || s.Size == 0 || !place.InRange(uint32(s.Addr), start, size) {
 			continue
 		}
 		end = max(end, uint32(min(s.Addr+s.Size-uint64(start), uint64(size))))
@@ -276,7 +276,7 @@ func ITCMUsed(f *goelf.File, start, size uint32) uint32 {
 
 // sharedSections marks the map's input sections that hold more than one
 // function.
-func sharedSections(fns []*elf.Function, m *mapfile.Map) map[*mapfile.InputSection]bool {
+func sharedSections(fns []*image.Function, m *mapfile.Map) map[*mapfile.InputSection]bool {
 	out := make(map[*mapfile.InputSection]bool)
 	if m == nil {
 		return out
@@ -415,7 +415,7 @@ func (r *alignReader) load(s *mapfile.InputSection) (*objectSections, error) {
 	} else if data, err = os.ReadFile(path); err != nil {
 		return nil, err
 	}
-	f, err := goelf.NewFile(bytes.NewReader(data))
+	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ package imageinput
 
 import (
 	"bytes"
-	goelf "debug/elf"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -16,8 +16,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
 	"github.com/tcmprof/tcmprof/elf/board"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/elf/thumb"
 	"github.com/tcmprof/tcmprof/firmware-sampler/qemu"
@@ -37,7 +37,7 @@ func TestReadOnDemoFirmware(t *testing.T) {
 	armtest.NeedTools(t, "arm-none-eabi-objdump")
 	demo := qemutest.Demo(t, qemu.BuildOptions{})
 	out, elfPath, mapPath := demo.Dir, demo.ELF, demo.Map
-	img, err := elf.Open(elfPath)
+	img, err := image.Open(elfPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +70,8 @@ func TestReadOnDemoFirmware(t *testing.T) {
 		}
 		return nil
 	})
-	headers := make(map[string]map[string]*goelf.SectionHeader)
-	sectionOf := func(t *testing.T, f *place.Func) *goelf.SectionHeader {
+	headers := make(map[string]map[string]*elf.SectionHeader)
+	sectionOf := func(t *testing.T, f *place.Func) *elf.SectionHeader {
 		path := f.Object
 		if f.Archive != "" {
 			path = objects[f.Object]
@@ -91,11 +91,11 @@ func TestReadOnDemoFirmware(t *testing.T) {
 			}
 		}
 		if headers[path] == nil {
-			ef, err := goelf.Open(path)
+			ef, err := elf.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			headers[path] = make(map[string]*goelf.SectionHeader)
+			headers[path] = make(map[string]*elf.SectionHeader)
 			for _, s := range ef.Sections {
 				headers[path][s.Name] = &s.SectionHeader
 			}
@@ -332,7 +332,7 @@ func TestReadRules(t *testing.T) {
 	dir := t.TempDir()
 	armtest.Copy(t, rulesBuild.Dir(t), dir)
 	load := func(t *testing.T) (*place.Input, []string) {
-		img, err := elf.Open(filepath.Join(dir, "fw.elf"))
+		img, err := image.Open(filepath.Join(dir, "fw.elf"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,7 +388,7 @@ func TestReadRules(t *testing.T) {
 	if f := get("fast"); f.Region != "ITCM" || !in.InITCM(f.Addr) {
 		t.Errorf("fast: region %q at %#x", f.Region, f.Addr)
 	}
-	ef, err := goelf.Open(filepath.Join(dir, "fw.elf"))
+	ef, err := elf.Open(filepath.Join(dir, "fw.elf"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tcmprof/tcmprof/elf"
+	"github.com/tcmprof/tcmprof/elf/image"
 	"github.com/tcmprof/tcmprof/elf/mapfile"
 	"github.com/tcmprof/tcmprof/internal/armtest"
 	"github.com/tcmprof/tcmprof/sample"
@@ -30,7 +30,7 @@ import (
 // (the oracle) say about it.
 type Firmware struct {
 	Dir, ELF, MapPath string
-	Image             *elf.Image
+	Image             *image.Image
 	Map               *mapfile.Map
 	// insns maps each function to its instructions in address order, as
 	// arm-none-eabi-objdump disassembles them.
@@ -199,7 +199,7 @@ func makeFirmware(src, dir string) error {
 func read(dir string, recorded map[string][]byte) (*Firmware, error) {
 	fw := &Firmware{Dir: dir, ELF: filepath.Join(dir, "fw.elf"), MapPath: filepath.Join(dir, "fw.map"), recorded: recorded}
 	var err error
-	if fw.Image, err = elf.Open(fw.ELF); err != nil {
+	if fw.Image, err = image.Open(fw.ELF); err != nil {
 		return nil, err
 	}
 	mf, err := os.Open(fw.MapPath)

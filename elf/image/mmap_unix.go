@@ -2,7 +2,7 @@
 
 //go:build unix
 
-package elf
+package image
 
 import (
 	"os"

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package image
 
 import (
 	"encoding/binary"
 	"fmt"
 
-	goelf "debug/elf"
+	"debug/elf"
 )
 
 // ntGNUBuildID is the note type of a GNU build-id (NT_GNU_BUILD_ID).
@@ -17,9 +17,9 @@ const ntGNUBuildID = 3
 // default unless the tcmprof module (CONFIG_TCMPROF_SAMPLER_BUILD_ID, on by
 // default) or CONFIG_LINKER_GNU_BUILD_ID adds one. A capture records the
 // build-id so that profiling it later against another build is detected.
-func BuildID(f *goelf.File) ([]byte, error) {
+func BuildID(f *elf.File) ([]byte, error) {
 	for _, s := range f.Sections {
-		if s.Type != goelf.SHT_NOTE {
+		if s.Type != elf.SHT_NOTE {
 			continue
 		}
 		data, err := s.Data()

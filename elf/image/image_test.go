@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package image
 
 import (
 	"bufio"
-	goelf "debug/elf"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -248,7 +248,7 @@ func TestSizelessVeneers(t *testing.T) {
 		}
 		binary.LittleEndian.PutUint32(ent[4:], binary.LittleEndian.Uint32(ent[4:])&^1) // st_value
 		binary.LittleEndian.PutUint32(ent[8:], 0)                                      // st_size
-		ent[12] = ent[12]&0xf0 | byte(goelf.STT_NOTYPE)                                // st_info
+		ent[12] = ent[12]&0xf0 | byte(elf.STT_NOTYPE)                                  // st_info
 		patched++
 	}
 	if patched < 2 {
@@ -292,7 +292,7 @@ func TestCompressedDebugSections(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s := zim.File().Section(".debug_line"); format == "zlib" && (s == nil || s.Flags&goelf.SHF_COMPRESSED == 0) {
+			if s := zim.File().Section(".debug_line"); format == "zlib" && (s == nil || s.Flags&elf.SHF_COMPRESSED == 0) {
 				t.Fatal("objcopy left .debug_line uncompressed")
 			}
 			if format == "zlib-gnu" && zim.File().Section(".zdebug_line") == nil {
@@ -381,7 +381,7 @@ func TestLoadErrors(t *testing.T) {
 		{"text", []byte("hello, world\n"), "x.elf: not an ELF file (bad magic)"},
 		{"64-bit", host, "x.elf: 64-bit ELF; tcmprof reads 32-bit ARM (Cortex-M) firmware only"},
 		{"big-endian", bigEndian, "x.elf: big-endian ELF; Cortex-M firmware is little-endian"},
-		{"not ARM", patched(18, byte(goelf.EM_386), 0), "x.elf: ELF is for EM_386, not ARM"},
+		{"not ARM", patched(18, byte(elf.EM_386), 0), "x.elf: ELF is for EM_386, not ARM"},
 		{"stripped", stripped, "x.elf: no symbol table (stripped ELF?); use the unstripped ELF from the build"},
 		{"header cut", good[:40], "x.elf: truncated: 40 bytes is shorter than an ELF header"},
 		{"cut in half", good[:len(good)/2], fmt.Sprintf("x.elf: truncated: section headers need bytes up to %d but the file has %d", len(good), len(good)/2)},

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package image
 
 // A FormatError is an ELF tcmprof cannot use, as debug/elf reports one:
 // which file, what is wrong with it, and the error of debug/elf's that

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package image
 
 import (
 	"cmp"
-	goelf "debug/elf"
+	"debug/elf"
 	"slices"
 	"sort"
 	"strings"
@@ -46,7 +46,7 @@ type funcSymbol struct {
 	name   string
 	addr   uint32
 	size   uint32
-	bind   goelf.SymBind
+	bind   elf.SymBind
 	file   string // STT_FILE in force for a local symbol
 	veneer bool
 	end    uint32 // end of the symbol's section, bounding a size-0 symbol
@@ -81,20 +81,20 @@ func (raw rawSymbols) dwarfSymbols() []dwarfline.Symbol {
 	return syms
 }
 
-func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
+func collectFuncSymbols(f *elf.File, syms []elf.Symbol) rawSymbols {
 	var raw rawSymbols
 	var file string
 	for _, s := range syms {
-		typ := goelf.ST_TYPE(s.Info)
-		if typ == goelf.STT_FILE {
+		typ := elf.ST_TYPE(s.Info)
+		if typ == elf.STT_FILE {
 			file = s.Name
 			continue
 		}
-		if s.Section == goelf.SHN_UNDEF || s.Section >= goelf.SHN_LORESERVE || int(s.Section) >= len(f.Sections) {
+		if s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE || int(s.Section) >= len(f.Sections) {
 			continue
 		}
 		sec := f.Sections[s.Section]
-		if sec.Flags&goelf.SHF_ALLOC == 0 || s.Name == "" {
+		if sec.Flags&elf.SHF_ALLOC == 0 || s.Name == "" {
 			continue
 		}
 		if isMappingSymbol(s.Name) {
@@ -103,15 +103,15 @@ func collectFuncSymbols(f *goelf.File, syms []goelf.Symbol) rawSymbols {
 		}
 		addr := uint32(s.Value)
 		veneer := isVeneerName(s.Name)
-		if typ != goelf.STT_FUNC && !veneer {
+		if typ != elf.STT_FUNC && !veneer {
 			raw.marks = append(raw.marks, addr)
 			continue
 		}
 		addr &^= 1
-		bind := goelf.ST_BIND(s.Info)
+		bind := elf.ST_BIND(s.Info)
 		fs := funcSymbol{name: s.Name, addr: addr, size: uint32(s.Size), bind: bind, veneer: veneer,
 			end: uint32(min(sec.Addr+sec.Size, 1<<32-1))}
-		if bind == goelf.STB_LOCAL {
+		if bind == elf.STB_LOCAL {
 			fs.file = file
 		}
 		raw.funcs = append(raw.funcs, fs)
@@ -209,7 +209,7 @@ func (im *Image) finishFunction(i int) {
 			dwarfName, linkage = sub.Name, sub.Linkage
 		}
 		p := group[pickPrimary(group, dwarfName, linkage)]
-		fn.Name, fn.Local, fn.Source = p.name, p.bind == goelf.STB_LOCAL, p.file
+		fn.Name, fn.Local, fn.Source = p.name, p.bind == elf.STB_LOCAL, p.file
 		fn.Base, fn.Clone = symname.SplitClone(p.name)
 		seen := map[string]bool{p.name: true}
 		for _, s := range group {
@@ -285,9 +285,9 @@ func pickPrimary(group []funcSymbol, dwarfName, linkage string) int {
 			score = 8
 		}
 		switch s.bind {
-		case goelf.STB_GLOBAL:
+		case elf.STB_GLOBAL:
 			score += 2
-		case goelf.STB_WEAK:
+		case elf.STB_WEAK:
 			score++
 		}
 		if score > bestScore {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package image
 
 import (
 	"bytes"
-	goelf "debug/elf"
+	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
 	"os"
@@ -22,7 +22,7 @@ func TestBuildIDAgainstReadelf(t *testing.T) {
 	if m == nil {
 		t.Fatal("readelf -n shows no build ID; the fixture lost --build-id")
 	}
-	f, err := goelf.Open(e.ELF)
+	f, err := elf.Open(e.ELF)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestBuildIDAgainstReadelf(t *testing.T) {
 		t.Errorf("BuildID = %x (%d bytes), readelf says %s", id, len(id), m[1])
 	}
 
-	g, err := goelf.Open(e.NoID)
+	g, err := elf.Open(e.NoID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestBuildIDMalformedNote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := goelf.NewFile(bytes.NewReader(data))
+	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestBuildIDMalformedNote(t *testing.T) {
 		t.Fatal("the fixture lost its build-id note")
 	}
 	binary.LittleEndian.PutUint32(data[sec.Offset+4:], 0x1000) // descsz
-	if f, err = goelf.NewFile(bytes.NewReader(data)); err != nil {
+	if f, err = elf.NewFile(bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
 	id, err := BuildID(f)

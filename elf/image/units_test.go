@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package image
 
 import (
 	"bytes"
 	"debug/dwarf"
-	goelf "debug/elf"
+	"debug/elf"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -46,7 +46,7 @@ var arangesUnit = regexp.MustCompile(`Offset into \.debug_info:\s+0x([0-9a-f]+)`
 // unitFactsOf reads the fixture's units by their source file's base name.
 func unitFactsOf(t *testing.T, path string) map[string]*unitFacts {
 	t.Helper()
-	f, err := goelf.Open(path)
+	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

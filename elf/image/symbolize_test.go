@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package elf
+package image
 
 import (
 	"bufio"
 	"bytes"
-	goelf "debug/elf"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -288,7 +288,7 @@ func symLowCodeEnd(im *Image) uint32 {
 	for grew := true; grew; {
 		grew = false
 		for _, s := range im.File().Sections {
-			if s.Flags&goelf.SHF_EXECINSTR != 0 && s.Size > 0 && s.Addr <= uint64(end)+32 && (s.Addr == 0 || end > 0) && uint32(s.Addr+s.Size) > end {
+			if s.Flags&elf.SHF_EXECINSTR != 0 && s.Size > 0 && s.Addr <= uint64(end)+32 && (s.Addr == 0 || end > 0) && uint32(s.Addr+s.Size) > end {
 				end, grew = uint32(s.Addr+s.Size), true
 			}
 		}

@@ -1,23 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package elf reads Cortex-M firmware ELFs: the image (Load, Bytes), its
+// Package image reads Cortex-M firmware ELFs: the image (Load, Bytes), its
 // functions from the symbol table, named as DWARF names them, the inline
 // chain and file:line of a PC (Symbolize), and the build-id. Load reads
 // the symbol table and indexes the DWARF by compile unit (dwarfline); a
 // unit is decoded the first time an address falls in it, so one address
-// costs one unit and millions of samples cost little.
+// costs one unit and millions of samples cost little. It is elf/image, not
+// elf, so that it and the standard library's debug/elf keep their names
+// side by side.
 //
-// The packages below it read the rest of what a build gives:
+// Its siblings under elf/ read the rest of what a build gives:
 // elf/dwarfline the DWARF lines and inline trees, elf/thumb the Thumb-2
 // code (instructions, call sites, the call graph), elf/unwind call stacks
 // through .debug_frame, elf/mapfile GNU ld's map file, elf/board the
 // target's memory map (built in, or from Zephyr's devicetree), and
 // elf/symname GCC's clone suffixes.
-package elf
+package image
 
 import (
 	"bytes"
-	goelf "debug/elf"
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -33,7 +35,7 @@ import (
 type Image struct {
 	path string
 	data []byte // the whole file; sections and Bytes slice into it
-	file *goelf.File
+	file *elf.File
 
 	warnMu   sync.Mutex
 	warnings []string
@@ -83,7 +85,7 @@ func Load(data []byte, name string) (im *Image, err error) {
 	if msg := checkHeader(data); msg != "" {
 		return nil, &FormatError{Path: name, Msg: msg}
 	}
-	f, err := goelf.NewFile(bytes.NewReader(data))
+	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		return nil, &FormatError{Path: name, Err: err}
 	}
@@ -93,7 +95,7 @@ func Load(data []byte, name string) (im *Image, err error) {
 	}
 	syms, err := f.Symbols()
 	if err != nil {
-		if errors.Is(err, goelf.ErrNoSymbols) {
+		if errors.Is(err, elf.ErrNoSymbols) {
 			return nil, &FormatError{Path: name, Msg: "no symbol table (stripped ELF?); use the unstripped ELF from the build"}
 		}
 		return nil, &FormatError{Path: name, Msg: "reading the symbol table", Err: err}
@@ -107,27 +109,27 @@ func Load(data []byte, name string) (im *Image, err error) {
 // checkHeader says why tcmprof cannot use data, "" if it can, with a
 // precise reason, before debug/elf gives a less specific one.
 func checkHeader(data []byte) string {
-	if len(data) < 4 || !bytes.Equal(data[:4], []byte(goelf.ELFMAG)) {
+	if len(data) < 4 || !bytes.Equal(data[:4], []byte(elf.ELFMAG)) {
 		return "not an ELF file (bad magic)"
 	}
 	if len(data) < 52 {
 		return fmt.Sprintf("truncated: %d bytes is shorter than an ELF header", len(data))
 	}
-	switch goelf.Class(data[goelf.EI_CLASS]) {
-	case goelf.ELFCLASS32:
-	case goelf.ELFCLASS64:
+	switch elf.Class(data[elf.EI_CLASS]) {
+	case elf.ELFCLASS32:
+	case elf.ELFCLASS64:
 		return "64-bit ELF; tcmprof reads 32-bit ARM (Cortex-M) firmware only"
 	default:
-		return fmt.Sprintf("unknown ELF class %d", data[goelf.EI_CLASS])
+		return fmt.Sprintf("unknown ELF class %d", data[elf.EI_CLASS])
 	}
-	switch goelf.Data(data[goelf.EI_DATA]) {
-	case goelf.ELFDATA2LSB:
-	case goelf.ELFDATA2MSB:
+	switch elf.Data(data[elf.EI_DATA]) {
+	case elf.ELFDATA2LSB:
+	case elf.ELFDATA2MSB:
 		return "big-endian ELF; Cortex-M firmware is little-endian"
 	default:
-		return fmt.Sprintf("unknown ELF data encoding %d", data[goelf.EI_DATA])
+		return fmt.Sprintf("unknown ELF data encoding %d", data[elf.EI_DATA])
 	}
-	if m := goelf.Machine(binary.LittleEndian.Uint16(data[18:])); m != goelf.EM_ARM {
+	if m := elf.Machine(binary.LittleEndian.Uint16(data[18:])); m != elf.EM_ARM {
 		return fmt.Sprintf("ELF is for %v, not ARM", m)
 	}
 	// GNU ld puts the section headers last: a cut file loses them first.
@@ -149,14 +151,14 @@ func checkHeader(data []byte) string {
 // none is), and indexes the sections that hold target memory.
 func (im *Image) loadSections() string {
 	for _, s := range im.file.Sections {
-		if s.Type == goelf.SHT_NOBITS || s.Type == goelf.SHT_NULL {
+		if s.Type == elf.SHT_NOBITS || s.Type == elf.SHT_NULL {
 			continue
 		}
 		if s.Offset > uint64(len(im.data)) || s.FileSize > uint64(len(im.data))-s.Offset {
 			return fmt.Sprintf("truncated: section %s needs bytes up to %d but the file has %d",
 				s.Name, s.Offset+s.FileSize, len(im.data))
 		}
-		if s.Type == goelf.SHT_PROGBITS && s.Flags&goelf.SHF_ALLOC != 0 && s.Flags&goelf.SHF_COMPRESSED == 0 && s.Size > 0 {
+		if s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_ALLOC != 0 && s.Flags&elf.SHF_COMPRESSED == 0 && s.Size > 0 {
 			im.loaded = append(im.loaded, loadedSection{
 				addr: uint32(s.Addr),
 				data: im.data[s.Offset : s.Offset+s.FileSize : s.Offset+s.FileSize],
@@ -188,7 +190,7 @@ func (im *Image) warn(msg string) {
 }
 
 // File returns the parsed ELF, for readers of other sections (CFI, calls).
-func (im *Image) File() *goelf.File { return im.file }
+func (im *Image) File() *elf.File { return im.file }
 
 // Bytes returns the n bytes at target address addr as the ELF holds them
 // (from a loaded PROGBITS section; for code copied to RAM at boot that is its
