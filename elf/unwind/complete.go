@@ -2,6 +2,8 @@
 
 package unwind
 
+import "sort"
+
 // Completion of stacks that the snapshot's depth cut short, from other
 // samples of the same thread.
 //
@@ -24,10 +26,16 @@ package unwind
 //
 // The same function at the same CFA can still be two activations: a
 // function called from two places at the same stack depth. The samples
-// then disagree on the callers above that frame, and the stack is
-// completed only as far as all of them agree; a different caller that no
-// sample reached stays a risk, which the gdb oracle
-// (firmware-sampler/qemu/unwind_gdb_test.go) measures.
+// then disagree on the callers above that frame. A truncated sample then
+// takes what the nearest samples before and after it (in the capture's
+// order) agree on: a thread that calls the function from one place for a
+// while and then from another (the demo's usb_host thread calls run_burst
+// from its calibration first, then from its loop) is seen from the right
+// place, except between the last sample of one and the first of the
+// other, or where it switched callers and back between two samples. Where
+// those disagree too, the stack is completed only as far as they agree. A
+// different caller that no sample reached stays a risk, which the gdb
+// oracle (firmware-sampler/qemu/unwind_gdb_test.go) measures.
 
 // Stack is one sample's unwind as completion reads and extends it.
 type Stack struct {
@@ -113,28 +121,32 @@ type suffix struct {
 
 // CompleteStacks extends every stack in stacks that ended at StopDepth
 // with the frames the other stacks of its thread unwound above its
-// outermost activation, as far as those stacks agree, repeating from the
-// new outermost frame while the stack stays truncated by depth. It
-// changes Frames, Stop and Completed of the stacks it extends; the
-// others, and the frames each stack unwound itself, stay as they are.
+// outermost activation, as far as those stacks agree (or else the
+// nearest before and after it in stacks, which is in the order the
+// samples were taken), repeating from the new outermost frame while the
+// stack stays truncated by depth. It changes Frames, Stop and Completed of
+// the stacks it extends; the others, and the frames each stack unwound
+// itself, stay as they are.
 func (u *Unwinder) CompleteStacks(stacks []Stack) {
-	type holder struct{ stack, pos int }
-	holders := map[activation][]holder{}
-	for i := range stacks {
-		s := &stacks[i]
-		for p := range s.Frames {
-			if s.cfa(p) == 0 {
-				continue // an activation without a CFA names nothing
-			}
-			k := u.activationOf(s, p)
-			holders[k] = append(holders[k], holder{i, p})
-		}
-	}
 	// Every stack's own frames, before any is extended: a donor gives
 	// what it unwound, never what it was given.
 	own := make([]suffix, len(stacks))
 	for i := range stacks {
 		own[i] = suffix{stacks[i].Frames, stacks[i].Stop, stacks[i].outerCFA}
+	}
+	// The stacks that unwound above each activation, in the stacks'
+	// order, and what they unwound there.
+	type donor struct {
+		stack int
+		above suffix
+	}
+	donors := map[activation][]donor{}
+	for i := range stacks {
+		s := &stacks[i]
+		for p := 0; p+1 < len(s.Frames); p++ {
+			k := u.activationOf(s, p)
+			donors[k] = append(donors[k], donor{i, suffix{s.Frames[p+1:], s.Stop, s.outerCFA}})
+		}
 	}
 	agreed := map[activation]suffix{}
 	above := func(k activation) suffix {
@@ -142,20 +154,36 @@ func (u *Unwinder) CompleteStacks(stacks []Stack) {
 			return s
 		}
 		var cands []suffix
-		for _, h := range holders[k] {
-			o := own[h.stack]
-			if h.pos+1 < len(o.frames) {
-				cands = append(cands, suffix{o.frames[h.pos+1:], o.stop, o.outerCFA})
-			}
+		for _, d := range donors[k] {
+			cands = append(cands, d.above)
 		}
 		s := agree(cands)
 		agreed[k] = s
 		return s
 	}
+	// bracketed is what the nearest donors before and after stack i
+	// agree lies above k: where the donors of a capture disagree (the
+	// function was called from two places at the same depth, one after
+	// the other), those around the sample saw its activation's callers,
+	// unless the thread changed callers and back between them.
+	bracketed := func(k activation, i int) suffix {
+		d := donors[k]
+		next := sort.Search(len(d), func(j int) bool { return d[j].stack > i })
+		if next == 0 || next == len(d) {
+			return suffix{}
+		}
+		return agree([]suffix{d[next-1].above, d[next].above})
+	}
 	for i := range stacks {
 		s := &stacks[i]
 		for s.Stop == StopDepth && s.outerCFA != 0 && len(s.Frames) < MaxFrames {
-			add := above(u.activationOf(s, len(s.Frames)-1))
+			k := u.activationOf(s, len(s.Frames)-1)
+			add := above(k)
+			if add.stop == StopDepth {
+				if b := bracketed(k, i); len(b.frames) > len(add.frames) {
+					add = b
+				}
+			}
 			if len(add.frames) == 0 {
 				break
 			}

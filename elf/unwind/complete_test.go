@@ -49,6 +49,17 @@ func TestCompleteStacks(t *testing.T) {
 		// Cut where the unwind never computed the last frame's CFA:
 		// nothing names its activation.
 		12: {Thread: 1, Frames: deep, Stop: StopDepth},
+		// Thread 6 called mid's function from 0x300 at first, then from
+		// 0x310 at the same depth: its samples disagree, and a truncated
+		// one takes what the nearest donors before and after it agree on.
+		13: cut(6), // no donor before it
+		14: {Thread: 6, Frames: append([]Frame{fr(0x2F0, 0x1E00)}, root...), Stop: StopOutermost},
+		15: cut(6), // between two calls from 0x300
+		16: {Thread: 6, Frames: append([]Frame{fr(0x2F4, 0x1E00)}, root...), Stop: StopOutermost},
+		17: cut(6), // between the last from 0x300 and the first from 0x310
+		18: {Thread: 6, Frames: []Frame{fr(0x2F0, 0x1E00), fr(0x310, 0x1F00), root[1]}, Stop: StopOutermost},
+		19: cut(6), // between two calls from 0x310
+		20: {Thread: 6, Frames: []Frame{fr(0x2F8, 0x1E00), fr(0x310, 0x1F00), root[1]}, Stop: StopOutermost},
 	}
 	u.CompleteStacks(stacks)
 	full := append(append([]Frame(nil), deep...), root...)
@@ -67,6 +78,10 @@ func TestCompleteStacks(t *testing.T) {
 		{9, deep, StopNoCFI, 0},
 		{10, deep, StopDepth, 0},
 		{12, deep, StopDepth, 0},
+		{13, deep, StopDepth, 0},
+		{15, full, StopOutermost, 2},
+		{17, deep, StopDepth, 0},
+		{19, append(append([]Frame(nil), deep...), fr(0x310, 0x1F00), root[1]), StopOutermost, 2},
 	} {
 		s := stacks[c.i]
 		if !reflect.DeepEqual(s.Frames, c.frames) || s.Stop != c.stop || s.Completed != c.completed {
