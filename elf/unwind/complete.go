@@ -135,18 +135,19 @@ func (u *Unwinder) CompleteStacks(stacks []Stack) {
 		own[i] = suffix{stacks[i].Frames, stacks[i].Stop, stacks[i].outerCFA}
 	}
 	// The stacks that unwound above each activation, in the stacks'
-	// order, and what they unwound there.
-	type donor struct {
-		stack int
-		above suffix
-	}
+	// order, and the activation's position in each.
+	type donor struct{ stack, pos int32 }
 	donors := map[activation][]donor{}
 	for i := range stacks {
 		s := &stacks[i]
 		for p := 0; p+1 < len(s.Frames); p++ {
 			k := u.activationOf(s, p)
-			donors[k] = append(donors[k], donor{i, suffix{s.Frames[p+1:], s.Stop, s.outerCFA}})
+			donors[k] = append(donors[k], donor{int32(i), int32(p)})
 		}
+	}
+	aboveIn := func(d donor) suffix {
+		o := own[d.stack]
+		return suffix{o.frames[d.pos+1:], o.stop, o.outerCFA}
 	}
 	agreed := map[activation]suffix{}
 	above := func(k activation) suffix {
@@ -155,7 +156,7 @@ func (u *Unwinder) CompleteStacks(stacks []Stack) {
 		}
 		var cands []suffix
 		for _, d := range donors[k] {
-			cands = append(cands, d.above)
+			cands = append(cands, aboveIn(d))
 		}
 		s := agree(cands)
 		agreed[k] = s
@@ -168,11 +169,11 @@ func (u *Unwinder) CompleteStacks(stacks []Stack) {
 	// unless the thread changed callers and back between them.
 	bracketed := func(k activation, i int) suffix {
 		d := donors[k]
-		next := sort.Search(len(d), func(j int) bool { return d[j].stack > i })
+		next := sort.Search(len(d), func(j int) bool { return int(d[j].stack) > i })
 		if next == 0 || next == len(d) {
 			return suffix{}
 		}
-		return agree([]suffix{d[next-1].above, d[next].above})
+		return agree([]suffix{aboveIn(d[next-1]), aboveIn(d[next])})
 	}
 	for i := range stacks {
 		s := &stacks[i]
