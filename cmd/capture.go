@@ -33,8 +33,6 @@ type captureOptions struct {
 	resume   string
 	out      string
 	quiet    bool
-	// compactStacks: Session.CompactStacks.
-	compactStacks bool
 
 	// request is what START asks for, from the flags (set by validate).
 	request device.Start
@@ -100,7 +98,6 @@ is refused, naming the process.`,
 	f.StringVar(&o.resume, "resume", "", "fetch the missing records of this capture file (written to -o, or back to it)")
 	f.StringVarP(&o.out, "output", "o", "", "capture file to write")
 	f.BoolVar(&o.quiet, "quiet", false, "count the device's log lines instead of showing them")
-	f.BoolVar(&o.compactStacks, "compact-stacks", false, "code stack records against earlier frames (protocol 1.4): about half the bytes on the line, for a slow link, but the device's encoder runs longer (docs/capture-format.md)")
 	return c
 }
 
@@ -173,7 +170,6 @@ func runCapture(o *captureOptions, s Streams) error {
 	sess, host := dev.session, dev.host
 
 	ui := newCaptureUI(s.Err, s.ErrTTY, o.quiet)
-	sess.CompactStacks = o.compactStacks
 	sess.OnLog = ui.log
 	sess.OnProgress = ui.received
 	sess.OnHeader = ui.header

@@ -214,7 +214,6 @@ func BenchmarkCaptureQEMU(b *testing.B) {
 	}
 	s := device.NewSession(port, nil, device.DefaultTimeouts())
 	defer s.Close()
-	s.CompactStacks = true // the stack run's figures are coding 2's
 	demo, err := board.ByName("qemu-demo")
 	if err != nil {
 		b.Fatal(err)

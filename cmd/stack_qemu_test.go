@@ -31,10 +31,10 @@ import (
 // assumed.
 func TestStackProfileOnQEMUDemo(t *testing.T) {
 	// A stack record takes 6 + K buffer words: stream, at a rate QEMU's
-	// UART keeps up with; coded against earlier frames (--compact-stacks),
-	// whose bytes it checks and whose stacks it unwinds.
+	// UART keeps up with; coded against earlier frames (coding 2), whose
+	// bytes it checks and whose stacks it unwinds.
 	dir, elfPath, mapPath, capture := bootAndCapture(t, "stacks.tcmcap", "--rate", "2000", "--jitter", "25",
-		"--fields", "pc,ctx,stack", "--mode", "stream", "--samples", "4000", "--compact-stacks")
+		"--fields", "pc,ctx,stack", "--mode", "stream", "--samples", "4000")
 
 	code, stdout, stderr := tcmprof("info", "--json", capture)
 	if code != 0 {

@@ -14,17 +14,27 @@ import (
 // TestStackTopsCompleteStacksOnQEMUDemo takes a capture of the demo at the
 // default settings of a stack capture (stream, 2 kHz, K = 32) and checks
 // that the sampler's STACK_TOP words (protocol 1.3) reach the file and let
-// the profile unwind at least 90 % of the stacks to the thread's entry or
-// the exception entry, where the 32 words alone leave about half of them
-// cut in a thread entry function's large frame. The same capture without
-// its stack tops, as a 1.2 sampler would have sent it, is the comparison;
-// the completed frames carry the pprof label completed_frames.
+// the profile unwind at least 95 % of the stacks to the thread's entry or
+// the exception entry, where the 32 words alone leave a quarter of them
+// cut in a thread entry function's large frame (echo_main's, host_main's).
+// The same capture without its stack tops, as a 1.2 sampler would have
+// sent it, is the comparison; the completed frames carry the pprof label
+// completed_frames.
 //
-// Not 95 %: 5-8 % of the demo's samples (usb_host in run_burst, console
-// in send_data) lose a return address that lies between the sample's 32
-// words and the 32 below the top, in a frame that does not live as long
-// as the thread (host_main calls run_burst from two lines), so neither
-// source may supply it (unwind.Unwinder.UnwindThread).
+// The margin: the stacks that once stayed short, 3-10 % of them, lose a
+// return address that lies beyond their 32 words and below the 32 of the
+// top. In the console thread, the sampler's own encoder under send_data:
+// the samples taken in send_data's own code and in send() reach it, and
+// complete them (unwind.Unwinder.CompleteStacks matches the activation,
+// not the call); they are no rarer than the encoder's, since every frame
+// the encoder fills is sent through them. In usb_host, run_burst under
+// host_main: the capture starts while host_main still calibrates, calling
+// run_burst from another line at the same depth, so its samples disagree
+// on run_burst's caller (6 % of the stacks stayed short in 4 of 7 runs
+// under load); the nearest samples before and after each one agree. What
+// stays short are single samples (a context switch in arch_switch, which
+// has no CFI; a deep printk; the switch from calibration to the loop),
+// 0-0.2 % of the demo's stacks in captures of 4,000-10,000.
 func TestStackTopsCompleteStacksOnQEMUDemo(t *testing.T) {
 	dir, elfPath, mapPath, capture := bootAndCapture(t, "tops.tcmcap",
 		"--fields", "pc,ctx,stack", "--mode", "stream", "--rate", "2000", "--samples", "4000")
@@ -67,8 +77,8 @@ func TestStackTopsCompleteStacksOnQEMUDemo(t *testing.T) {
 	share := func(u unwind) float64 { return float64(u.Complete) / float64(u.Records) }
 	t.Logf("%d stacks of %d threads; complete without the stack tops %.1f %% (%d by completion from other samples), with them %.1f %% (%d by completion, %d frames); ended %v",
 		after.Records, len(c.StackTops), 100*share(before), before.Completed, 100*share(after), after.Completed, after.CompletedFrames, after.Ended)
-	if after.Records != len(c.Records) || share(after) < 0.90 {
-		t.Errorf("%d of %d stacks complete, want at least 90 %%", after.Complete, after.Records)
+	if after.Records != len(c.Records) || share(after) < 0.95 {
+		t.Errorf("%d of %d stacks complete, want at least 95 %%", after.Complete, after.Records)
 	}
 	if share(after) <= share(before) || after.Completed <= before.Completed {
 		t.Errorf("the stack tops completed nothing: %+v without, %+v with", before, after)

@@ -3,7 +3,9 @@
 package profile
 
 import (
+	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -103,5 +105,94 @@ func TestStacksFallBackToLRWithoutCFI(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no warning that the stacks cannot be unwound: %q", s.Warnings)
+	}
+}
+
+// The completed_frames label on constructed records of the checked-in
+// firmware (_start → main → nonleaf → leaf_add), K = 8 words: in thread 1,
+// leaf_add runs as a handler that interrupted nonleaf (EXC_RETURN to
+// handler mode, MSP), so its 8 words hold only the exception frame and
+// stop below nonleaf's saved return address; another record of thread 1,
+// stopped in nonleaf at the next instruction with the same frame, copied
+// up to the stack's top through main and _start. The first takes main and
+// _start from it: 2 completed frames, labelled; the same records in
+// thread 2, which has no such sample, stay truncated and unlabelled, like
+// the donor, which unwound all of its own frames.
+func TestCompletedFramesLabel(t *testing.T) {
+	fw := profiletest.CheckedIn(t)
+	leafCall := fw.Find(t, "nonleaf", `^bl\s.*<leaf_add>`, 0)
+	interrupted := fw.Next(t, "nonleaf", leafCall)
+	mainCall := fw.Find(t, "main", `^bl\s.*<nonleaf>`, 0)
+	startCall := fw.Find(t, "_start", `^bl\s.*<main>`, 0)
+	// The frames the CFI describes, which the layout of the words
+	// below follows.
+	fw.Find(t, "nonleaf", `^push\s+\{r3, lr\}`, 0)
+	fw.Find(t, "main", `^push\s+\{r4, r5, r6, lr\}`, 0)
+	fw.Find(t, "_start", `^push\s+\{r3, lr\}`, 0)
+
+	const nonleafSP, fill = 0x20001000, 0xA5A5A5A5
+	handler := profiletest.Group{N: 3, PC: fw.Entry(t, "leaf_add"), LR: 0xFFFFFFF1, Thread: 1, SP: nonleafSP - 32,
+		Stack: []uint32{0, 1, 2, 3, 12, fw.ReturnAddress(t, "nonleaf", leafCall), interrupted, 0x01000000}}
+	donor := profiletest.Group{N: 2, PC: fw.Next(t, "nonleaf", interrupted), LR: fw.ReturnAddress(t, "nonleaf", leafCall), Thread: 1, SP: nonleafSP,
+		// nonleaf's r3 and return address, main's r4-r6 and return
+		// address: fewer than K words, the copy reached the top.
+		Stack: []uint32{fill, fw.ReturnAddress(t, "main", mainCall), fill, fill, fill, fw.ReturnAddress(t, "_start", startCall)}}
+	other := handler
+	other.Thread = 2
+	c := fw.Capture(t, sample.FieldPC|sample.FieldLR|sample.FieldThread|sample.FieldStack, handler, donor, other)
+	c.Header.StackWords = 8
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Symbolize(c, fw.Image, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := s.Unwind; u.Complete != 5 || u.Completed != 3 || u.CompletedFrames != 6 || u.TruncatedDepth != 3 {
+		t.Errorf("unwind stats %+v: want 5 complete, 3 of them by 6 completed frames, 3 truncated", u)
+	}
+	p, err := s.Profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "completed.pb.gz")
+	if err := WriteFile(path, p); err != nil {
+		t.Fatal(err)
+	}
+	p, err = ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		count     int64
+		completed []int64
+	}
+	wants := map[string]want{
+		fmt.Sprintf("%#x %#x %#x %#x", handler.PC, interrupted, mainCall, startCall): {3, []int64{2}},
+		fmt.Sprintf("%#x %#x %#x", donor.PC, mainCall, startCall):                    {2, nil},
+		fmt.Sprintf("%#x %#x", handler.PC, interrupted):                              {3, nil},
+	}
+	for _, smp := range p.Sample {
+		var addrs []string
+		for _, l := range smp.Location {
+			addrs = append(addrs, fmt.Sprintf("%#x", l.Address))
+		}
+		key := strings.Join(addrs, " ")
+		w, ok := wants[key]
+		if !ok {
+			t.Errorf("unexpected stack %s (%d samples, labels %v)", key, smp.Value[0], smp.NumLabel)
+			continue
+		}
+		delete(wants, key)
+		got := smp.NumLabel[LabelCompleted]
+		if smp.Value[0] != w.count || !reflect.DeepEqual(got, w.completed) {
+			t.Errorf("stack %s: %d samples, %s %v; want %d, %v", key, smp.Value[0], LabelCompleted, got, w.count, w.completed)
+		}
+		if len(got) > 0 && !reflect.DeepEqual(smp.NumUnit[LabelCompleted], []string{"frames"}) {
+			t.Errorf("stack %s: %s in %v, want frames", key, LabelCompleted, smp.NumUnit[LabelCompleted])
+		}
+	}
+	if len(wants) > 0 {
+		t.Errorf("stacks missing from the profile: %v", wants)
 	}
 }

@@ -71,7 +71,7 @@ type Stack struct {
 	// records' own snapshots: unwound through the words below the
 	// thread's stack top (Capture.StackTops, unwind.Unwinder.UnwindThread) or
 	// completed from other records of the thread that share the frame
-	// below them (unwind.CompleteStacks).
+	// below them (unwind.Unwinder.CompleteStacks).
 	Completed int
 	Exc       uint16
 	Thread    uint32
@@ -317,7 +317,7 @@ func (r *resolver) loadCFI() error {
 
 // unwindAll unwinds every record's stack snapshot and completes the
 // stacks the snapshot's depth cut short from the other records of their
-// thread (unwind.CompleteStacks): nil for a capture without stacks or an
+// thread (unwind.Unwinder.CompleteStacks): nil for a capture without stacks or an
 // image without CFI.
 func (r *resolver) unwindAll() []unwind.Stack {
 	h := &r.s.Capture.Header
@@ -343,7 +343,7 @@ func (r *resolver) unwindAll() []unwind.Stack {
 		}
 		out[i] = r.unwinder.UnwindThread(snap, rec.Thread)
 	}
-	unwind.CompleteStacks(out)
+	r.unwinder.CompleteStacks(out)
 	return out
 }
 

@@ -286,11 +286,20 @@ func (u *Unwinder) HasCFI() bool { return u.cfi != nil }
 // Any input, however wrong, gives a result: at most MaxFrames
 // frames, never a panic.
 func (u *Unwinder) Unwind(s Snapshot) (frames []Frame, stop Stop) {
+	frames, stop, _ = u.walk(s)
+	return frames, stop
+}
+
+// walk is Unwind, also returning the CFA of the last frame when the walk
+// computed it before stopping (0 otherwise): a stack cut by depth is
+// completed by the frames above that activation (CompleteStacks), which
+// the last frame's function and CFA name.
+func (u *Unwinder) walk(s Snapshot) (frames []Frame, stop Stop, outerCFA uint32) {
 	defer func() {
 		// delve's CFI interpreter trusts its input; a panic there ends the
 		// walk where it stands.
 		if r := recover(); r != nil {
-			stop = StopBadCFI
+			stop, outerCFA = StopBadCFI, 0
 		}
 	}()
 	var regs registers
@@ -300,18 +309,18 @@ func (u *Unwinder) Unwind(s Snapshot) (frames []Frame, stop Stop) {
 	frames = []Frame{{PC: s.PC &^ 1, SP: s.SP}}
 	for {
 		if len(frames) >= MaxFrames {
-			return frames, StopMaxFrames
+			return frames, StopMaxFrames, 0
 		}
 		cur := frames[len(frames)-1]
 		if len(frames) > 1 && (s.AtTop && uint64(cur.SP) == s.end() || len(s.Root) > 0 && cur.SP == s.Top) {
-			return frames, StopOutermost // nothing above this frame
+			return frames, StopOutermost, 0 // nothing above this frame
 		}
 		next, nextRegs, stop, ok := u.step(&s, cur, &regs)
 		if !ok {
-			return frames, stop
+			return frames, stop, next.SP
 		}
 		if next.SP < cur.SP || next.SP == cur.SP && next.PC == cur.PC {
-			return frames, StopBadCFI // no progress: a loop
+			return frames, StopBadCFI, 0 // no progress: a loop
 		}
 		if !next.Interrupted {
 			for _, site := range u.tailCallPath(next.PC, cur.PC) {
@@ -386,7 +395,9 @@ func (u *Unwinder) tailCallPath(site, pc uint32) []uint32 {
 }
 
 // step unwinds one frame: the caller of cur (or the context an exception
-// interrupted) with its registers, or why there is none.
+// interrupted) with its registers, or why there is none; then the
+// returned Frame holds only cur's CFA as its SP, when step got as far as
+// computing it.
 func (u *Unwinder) step(s *Snapshot, cur Frame, regs *registers) (Frame, registers, Stop, bool) {
 	var none Frame
 	if u.cfi == nil {
@@ -403,6 +414,7 @@ func (u *Unwinder) step(s *Snapshot, cur Frame, regs *registers) (Frame, registe
 	if cfa < int64(cur.SP) || cfa > 0xFFFFFFFF {
 		return none, *regs, StopBadCFI, false
 	}
+	at := Frame{SP: uint32(cfa)} // what a stop from here on returns
 	// The caller's registers: callee-saved ones restored from the stack,
 	// the rest as they are (the ABI's "same value" default).
 	next := *regs
@@ -416,7 +428,7 @@ func (u *Unwinder) step(s *Snapshot, cur Frame, regs *registers) (Frame, registe
 			v, ok, root := s.wordFrom(uint64(cfa + rule.Offset))
 			if !ok {
 				if reg == fc.RetAddrReg {
-					return none, *regs, StopDepth, false
+					return at, *regs, StopDepth, false
 				}
 				next.known[reg] = false // saved above the snapshot
 				continue
@@ -436,7 +448,7 @@ func (u *Unwinder) step(s *Snapshot, cur Frame, regs *registers) (Frame, registe
 		case frame.RuleSameVal:
 		case frame.RuleUndefined:
 			if reg == fc.RetAddrReg {
-				return none, *regs, StopOutermost, false
+				return at, *regs, StopOutermost, false
 			}
 			next.known[reg] = false
 		default:
@@ -444,7 +456,7 @@ func (u *Unwinder) step(s *Snapshot, cur Frame, regs *registers) (Frame, registe
 		}
 	}
 	if fc.RetAddrReg != regLR || !next.known[regLR] {
-		return none, *regs, StopBadCFI, false
+		return at, *regs, StopBadCFI, false
 	}
 	ra := next.val[regLR]
 	next.set(regSP, uint32(cfa))
@@ -452,20 +464,20 @@ func (u *Unwinder) step(s *Snapshot, cur Frame, regs *registers) (Frame, registe
 		// Root words are another moment's: only a call's return address
 		// read there continues the stack. An EXC_RETURN or a 0 there is
 		// what the thread did then, no proof of where this stack ends.
-		return none, *regs, StopDepth, false
+		return at, *regs, StopDepth, false
 	}
 	switch {
 	case ra >= thumb.ExcReturnMin:
 		return exceptionFrame(s, ra, uint32(cfa), next)
 	case ra == 0:
-		return none, *regs, StopOutermost, false
+		return at, *regs, StopOutermost, false
 	}
 	site, ok := thumb.CallSite(u.code, ra)
 	if !ok {
 		if fromRoot {
-			return none, *regs, StopDepth, false // a stale word, as above
+			return at, *regs, StopDepth, false // a stale word, as above
 		}
-		return none, *regs, StopNotACall, false
+		return at, *regs, StopNotACall, false
 	}
 	next.set(regPC, site)
 	return Frame{PC: site, SP: uint32(cfa), Root: fromRoot}, next, 0, true
@@ -493,16 +505,16 @@ func (u *Unwinder) frameRules(pc uint32) (*frame.FrameContext, Stop, bool) {
 // exceptionFrame continues through the exception frame at sp that an
 // EXC_RETURN return address announces, when it lies on this stack.
 func exceptionFrame(s *Snapshot, excReturn, sp uint32, regs registers) (Frame, registers, Stop, bool) {
-	var none Frame
+	at := Frame{SP: sp} // what a stop returns, as step's
 	if excReturn&excReturnPSP != 0 {
 		// A handler runs on MSP; the interrupted thread's frame is on PSP.
-		return none, regs, StopException, false
+		return at, regs, StopException, false
 	}
 	var w [8]uint32
 	for i := range w {
 		v, ok := s.word(uint64(sp) + 4*uint64(i))
 		if !ok {
-			return none, regs, StopDepth, false
+			return at, regs, StopDepth, false
 		}
 		w[i] = v
 	}
@@ -515,7 +527,7 @@ func exceptionFrame(s *Snapshot, excReturn, sp uint32, regs registers) (Frame, r
 	}
 	top := uint64(sp) + 4*size
 	if top > 0xFFFFFFFF {
-		return none, regs, StopBadCFI, false
+		return at, regs, StopBadCFI, false
 	}
 	for i, reg := range []int{0, 1, 2, 3, 12} {
 		regs.set(reg, w[i])

@@ -106,14 +106,6 @@ type Session struct {
 	// OnHeader receives every HEADER: the device's counters (taken,
 	// dropped, stored) at the time it answered.
 	OnHeader func(h *sample.Header)
-	// CompactStacks asks a 1.4 device to code stack records the 1.4 way
-	// too (record coding 2): about half the bytes of coding 1 per stack
-	// record, but the device's encoder runs several times longer, and in
-	// QEMU, where samples fall by instructions, the samples it takes in
-	// its own deep frames cut the complete stacks of the demo from 92 %
-	// to as low as 84 % (firmware-sampler/docs/core.md). Runs without
-	// stacks use coding 2 always.
-	CompactStacks bool
 	// StatusEvery, when positive, makes a stream run ask for the device's
 	// counters (STATUS) this often, so that OnHeader sees its drops while
 	// the run goes on; otherwise STATUS is sent only when the line is quiet.
@@ -491,13 +483,12 @@ func (s *Session) Start(ctx context.Context, st Start) error {
 		return fmt.Errorf("the sampler is %v with %d records of an earlier %v run; drain them with --attach first", h.State, h.Stored-h.HeldFrom, h.Mode)
 	}
 	// A 1.2 device codes records the 1.2 way when asked, a 1.4 device
-	// the 1.4 way (stack records only with CompactStacks); an older one
-	// ignores the byte. A stream's first DATA
+	// the 1.4 way; an older one ignores the byte. A stream's first DATA
 	// may come before any HEADER, so the decoder is told which to expect
 	// now.
 	st.Coding = sample.CodingV10
 	switch {
-	case h.ProtoMinor >= 4 && (st.Fields&sample.FieldStack == 0 || s.CompactStacks):
+	case h.ProtoMinor >= 4:
 		st.Coding = sample.CodingV14
 	case h.ProtoMinor >= 2:
 		st.Coding = sample.CodingV12

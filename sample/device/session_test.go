@@ -534,24 +534,20 @@ func waitForStored(t *testing.T, d *devicetest.Device, n uint32) {
 	}
 }
 
-// A host asks a 1.4 device for the 1.4 record coding of stack records
-// with CompactStacks (else for the 1.2 one) and a 1.2 or 1.3 device for
-// the 1.2 one, and reads it; a 1.1 device (which ignores the request and
-// reports coding 0) is read in the coding of 1.0. Every run comes back
-// record for record.
+// A host asks a 1.4 device for the 1.4 record coding, stack records
+// included, and a 1.2 or 1.3 device for the 1.2 one, and reads it; a 1.1
+// device (which ignores the request and reports coding 0) is read in the
+// coding of 1.0. Every run comes back record for record.
 func TestCodingNegotiated(t *testing.T) {
 	fields := sample.FieldPC | sample.FieldLR | sample.FieldExc | sample.FieldThread | sample.FieldStack
 	for _, tt := range []struct {
-		minor   uint8
-		compact bool
-		want    sample.Coding
-	}{{1, true, sample.CodingV10}, {2, true, sample.CodingV12}, {3, true, sample.CodingV12},
-		{4, false, sample.CodingV12}, {4, true, sample.CodingV14}} {
+		minor uint8
+		want  sample.Coding
+	}{{1, sample.CodingV10}, {2, sample.CodingV12}, {3, sample.CodingV12}, {4, sample.CodingV14}} {
 		for _, mode := range []sample.Mode{sample.ModeSnapshot, sample.ModeStream} {
 			d := newDevice(1024, devicetest.Faults{})
 			d.ProtoMinor = tt.minor
 			s, _ := openSession(t, d, fastTimeouts())
-			s.CompactStacks = tt.compact
 			var c *sample.Capture
 			var err error
 			if mode == sample.ModeSnapshot {
