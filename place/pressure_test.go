@@ -324,3 +324,16 @@ func TestMixPressurePerWorkload(t *testing.T) {
 		t.Errorf("a function with one workload's lines of two: %v", err)
 	}
 }
+
+// A candidate's lead over the incumbent under closeLead is reported as
+// one the capture can not tell; a larger one is not.
+func TestReplacedWhySaysWhenTheCaptureCannotTell(t *testing.T) {
+	close := replacedWhy("the set search", 11852, "the exact samples plan", 12371) // -O2 at 4 KB: 4.2 %
+	if !strings.Contains(close, "against 12371 for the exact samples plan") || !strings.Contains(close, "the capture can not tell the two apart") {
+		t.Errorf("a 4.2 %% lead: %q, want it named and called too close to tell", close)
+	}
+	clear := replacedWhy("the set search", 7909, "the exact samples plan", 9898) // alias at 4 KB: 20 %
+	if strings.Contains(clear, "can not tell") {
+		t.Errorf("a 20 %% lead: %q, want no doubt cast", clear)
+	}
+}
