@@ -330,14 +330,15 @@ func (o *inputOptions) placeInput(s Streams, captures []captureArg, check func(s
 	if err != nil {
 		return nil, nil, err
 	}
-	busyPCs := make(map[uint32]int)
-	for _, st := range sym.Stacks {
-		if !st.Idle {
-			busyPCs[st.PC.Addr] += st.Count
+	var mix workloads
+	if len(captures) > 1 {
+		if mix, err = readWorkloads(captures, sym); err != nil {
+			return nil, nil, err
 		}
 	}
 	in, warnings, err := imageinput.Read(imageinput.Sources{Image: sym.Image, Map: sym.Options.Map,
-		MapPath: src.mapFile, Board: sym.Board, Analysis: sym.Analyze(), BusyPCs: busyPCs})
+		MapPath: src.mapFile, Board: sym.Board, Analysis: sym.Analyze(), BusyPCs: busyPCs(sym),
+		WorkloadBusyPCs: mix.busyPCs, WorkloadScale: mix.scale})
 	if err != nil {
 		return nil, nil, err
 	}

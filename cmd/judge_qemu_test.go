@@ -46,6 +46,25 @@ func TestPlansJudgedByTheModel(t *testing.T) {
 	}
 }
 
+// modelDemo traces units echoes of b after from+warmup (the model's
+// warm-up from from on) and models them; extra goes to tcmprof sim
+// (--capture FILE --rate HZ).
+func modelDemo(t *testing.T, b demoBuild, from, warmup, units uint64, extra ...string) simJSON {
+	t.Helper()
+	tr := filepath.Join(t.TempDir(), "judged.trace")
+	traceDemo(t, b, tr, from, from+warmup+units)
+	code, out, stderr := tcmprof(append([]string{"sim", "--elf", b.elf, "--map", b.mapFile, "--board", "qemu-demo",
+		"--warmup", fmt.Sprint(warmup), "--units", fmt.Sprint(units), "--json", tr}, extra...)...)
+	if code != 0 {
+		t.Fatalf("sim of %s: exit %d: %s", b.elf, code, stderr)
+	}
+	var doc simJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
 // coldPattern is a function of the demo that runs only at start-up: moving
 // it into ITCM as well moves the flash code after it by its size.
 const coldPattern = "*libnet.a:route.o(.text.net_route_add)"
@@ -70,22 +89,6 @@ func judgeWorkload(t *testing.T, workload string) {
 		t.Fatal(err)
 	}
 
-	// judge models units echoes of b.
-	judge := func(name string, b demoBuild) simJSON {
-		t.Helper()
-		tr := filepath.Join(dir, name+".trace")
-		traceDemo(t, b, tr, from, from+warmup+units)
-		code, out, stderr := tcmprof("sim", "--elf", b.elf, "--map", b.mapFile, "--board", "qemu-demo",
-			"--warmup", fmt.Sprint(warmup), "--units", fmt.Sprint(units), "--json", tr)
-		if code != 0 {
-			t.Fatalf("sim of %s: exit %d: %s", name, code, stderr)
-		}
-		var doc simJSON
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatal(err)
-		}
-		return doc
-	}
 	// layouts judges the image of fragment (a plan's ld fragment, "" for
 	// none) as linked and with coldPattern moved too, and returns the
 	// mean cycles per echo and the first layout's model.
@@ -105,7 +108,7 @@ func judgeWorkload(t *testing.T, workload string) {
 			if err := os.WriteFile(frag, append(append([]byte(nil), plan...), extra...), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			res := judge(fmt.Sprintf("%s-l%d", name, k), relinkDemo(t, stock, filepath.Join(dir, fmt.Sprintf("%s-l%d", name, k)), frag))
+			res := modelDemo(t, relinkDemo(t, stock, filepath.Join(dir, fmt.Sprintf("%s-l%d", name, k)), frag), from, warmup, units)
 			if k == 0 {
 				first = res
 			}

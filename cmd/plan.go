@@ -279,29 +279,20 @@ func runPlan(o *planOptions, s Streams) error {
 
 // writeWorkloadGains says, for each capture of a mix, what share of its
 // own busy samples the plan moves into ITCM: what each workload gains.
-// Each capture is symbolized against the image and options the mix was
-// (mix), not the build opened again.
 func (o *planOptions) writeWorkloadGains(w io.Writer, plan *place.Plan, mix *profile.Symbolized) error {
 	fmt.Fprintln(w, "\nby workload (busy samples of each capture in the planned functions):")
 	t := texttable.New("  ", "moved", "of busy", "weight", "capture")
 	names := o.captureNames()
+	parts, err := readWorkloads(o.captures, mix)
+	if err != nil {
+		return err
+	}
 	for i, a := range o.captures {
-		c, err := sample.ReadFile(a.path)
-		if err != nil {
-			return err
-		}
-		sym, err := profile.Symbolize(c, mix.Image, mix.Options)
-		if err != nil {
-			return fmt.Errorf("%s: %w", a.path, err)
-		}
 		busy, moved := 0, 0
-		for _, st := range sym.Stacks {
-			if st.Idle {
-				continue
-			}
-			busy += st.Count
-			if plannedAt(plan, st.PC.Addr) {
-				moved += st.Count
+		for pc, n := range parts.busyPCs[i] {
+			busy += n
+			if plannedAt(plan, pc) {
+				moved += n
 			}
 		}
 		share := 0.0

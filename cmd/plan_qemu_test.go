@@ -31,6 +31,7 @@ import (
 type demoBuild struct {
 	dir, opt, elf, mapFile string
 	workload               string // the Makefile's WORKLOAD, "" for the demo's own echo
+	benchSwitch            uint32 // what its traces run with (qemu.StartOptions.BenchSwitch)
 }
 
 func buildDemo(t *testing.T, opt string) demoBuild {
@@ -44,7 +45,7 @@ func buildDemo(t *testing.T, opt string) demoBuild {
 func buildWorkload(t *testing.T, opt, workload string) demoBuild {
 	t.Helper()
 	b := qemutest.Demo(t, qemu.BuildOptions{Opt: opt, Workload: workload})
-	return demoBuild{b.Dir, opt, b.ELF, b.Map, workload}
+	return demoBuild{b.Dir, opt, b.ELF, b.Map, workload, 0}
 }
 
 // relinkDemo relinks b with an ITCM fragment into dir. The objects are
@@ -54,7 +55,7 @@ func relinkDemo(t *testing.T, b demoBuild, dir, fragment string) demoBuild {
 	t.Helper()
 	armtest.Copy(t, b.dir, dir)
 	r := qemutest.BuildInto(t, qemu.BuildOptions{OutDir: dir, Opt: b.opt, Workload: b.workload, ITCMFragment: fragment})
-	return demoBuild{dir, b.opt, r.ELF, r.Map, b.workload}
+	return demoBuild{dir, b.opt, r.ELF, r.Map, b.workload, b.benchSwitch}
 }
 
 // captureDemo boots elfPath in QEMU and captures 4000 samples.

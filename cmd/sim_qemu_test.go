@@ -17,7 +17,8 @@ import (
 	"github.com/tcmprof/tcmprof/sample"
 )
 
-// traceDemo traces echoes from..to of the demo image into out.
+// traceDemo traces echoes from..to of the demo image into out (with its
+// bench switch: bulk transfer's datagrams are counted as echoes).
 func traceDemo(t *testing.T, b demoBuild, out string, from, to uint64) {
 	t.Helper()
 	img, err := image.Open(b.elf)
@@ -30,7 +31,7 @@ func traceDemo(t *testing.T, b demoBuild, out string, from, to uint64) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := qemu.TraceToFile(ctx, b.elf, qemu.StartOptions{Icount: 3, Trace: &qemu.TraceOptions{
+	if err := qemu.TraceToFile(ctx, b.elf, qemu.StartOptions{Icount: 3, BenchSwitch: b.benchSwitch, Trace: &qemu.TraceOptions{
 		Path: out, Marker: marker, From: from, To: to, BuildID: profiletest.ReadelfBuildID(t, b.elf)}}); err != nil {
 		t.Fatal(err)
 	}

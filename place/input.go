@@ -90,6 +90,9 @@ type Func struct {
 	// Lines split the estimate over the function's sampled cache lines,
 	// for the cache-pressure prediction of the code left in flash.
 	Lines []LineHeat `json:"lines,omitempty"`
+	// WorkloadLines, for a mix of captures (Input.WorkloadScale), are the
+	// line heat of each workload's own capture, in its own samples.
+	WorkloadLines [][]LineHeat `json:"workload_lines,omitempty"`
 	// Misses is what a model run of this image measured: the line fills
 	// charged to the function (tcmprof sim --json). 0 when unknown; only
 	// the misses objective, the reference that needs a trace, reads it.
@@ -152,6 +155,13 @@ type Input struct {
 	// Shift says where the code in flash moves when the ITCM block grows;
 	// zero when unknown (then only the moved bytes before code shift it).
 	Shift FlashShift
+	// WorkloadScale, when the profile mixes several workloads' captures,
+	// is per workload the mix's samples per sample of its own capture
+	// (sample.Copies), and Func.WorkloadLines its line heat. The workloads
+	// run at different times, so the cache-pressure prediction sees each
+	// one's lines apart: pooled, the lines of one would look as if they
+	// competed for the sets with the other's.
+	WorkloadScale []float64
 }
 
 // FlashShift is how the ITCM output section's load image sits in flash
@@ -200,6 +210,9 @@ func (in *Input) Validate() error {
 		}
 		if f.Samples < 0 {
 			return fmt.Errorf("function %s has a negative sample count", f.Symbol)
+		}
+		if f.WorkloadLines != nil && len(f.WorkloadLines) != len(in.WorkloadScale) {
+			return fmt.Errorf("function %s has the line heat of %d workloads, the input %d", f.Symbol, len(f.WorkloadLines), len(in.WorkloadScale))
 		}
 		if other, dup := addrs[f.Addr]; dup {
 			return fmt.Errorf("functions %s and %s both start at %#x (drop aliases)", other, f.Symbol, f.Addr)

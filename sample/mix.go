@@ -39,7 +39,6 @@ func Mix(parts []Part) (*Capture, error) {
 	}
 	first := parts[0].Capture
 	fields := first.Header.Fields
-	minTime := 0.0 // the least time one record stands for, in units of weight per record
 	for _, p := range parts {
 		c := p.Capture
 		if !(p.Weight > 0) {
@@ -52,9 +51,6 @@ func Mix(parts []Part) (*Capture, error) {
 			return nil, fmt.Errorf("%s is of another image than %s (build-id %x, not %x): a mix is of one image", p.Name, parts[0].Name, c.Header.BuildID, first.Header.BuildID)
 		}
 		fields &= c.Header.Fields
-		if t := p.Weight / float64(len(c.Records)); minTime == 0 || t < minTime {
-			minTime = t
-		}
 	}
 	if fields&FieldLR == 0 {
 		fields &^= FieldStack // STACK needs LR
@@ -65,7 +61,8 @@ func Mix(parts []Part) (*Capture, error) {
 	if fields&FieldStack == 0 {
 		mix.Header.StackWords = 0
 	}
-	for _, p := range parts {
+	copies := Copies(parts)
+	for pi, p := range parts {
 		if p.Capture.Threads != nil && fields&FieldThread != 0 {
 			if mix.Threads == nil {
 				mix.Threads = map[uint32]string{}
@@ -76,10 +73,9 @@ func Mix(parts []Part) (*Capture, error) {
 				}
 			}
 		}
-		per := p.Weight / float64(len(p.Capture.Records)) / minTime // copies of each record, ≥ 1
 		owed := 0.0
 		for _, r := range p.Capture.Records {
-			owed += per
+			owed += copies[pi]
 			for ; owed >= 0.5; owed-- {
 				r.Index = uint32(len(mix.Records))
 				if fields&FieldStack == 0 {
@@ -101,4 +97,23 @@ func Mix(parts []Part) (*Capture, error) {
 	n := uint32(len(mix.Records))
 	mix.Header.Taken, mix.Header.Stored = n, n
 	return mix, nil
+}
+
+// Copies is, per part of a mix Mix accepts (positive weights, records in
+// every part), how many records of the mix each of the part's records
+// becomes: 1 for the part whose records stand for the least time (weight
+// per record), proportionally more for the others. A count taken of one
+// part alone times its copies is that count in the mix's units.
+func Copies(parts []Part) []float64 {
+	minTime := 0.0 // the least time one record stands for, in units of weight per record
+	for _, p := range parts {
+		if t := p.Weight / float64(len(p.Capture.Records)); minTime == 0 || t < minTime {
+			minTime = t
+		}
+	}
+	copies := make([]float64, len(parts))
+	for i, p := range parts {
+		copies[i] = p.Weight / float64(len(p.Capture.Records)) / minTime
+	}
+	return copies
 }

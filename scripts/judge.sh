@@ -51,7 +51,7 @@ board=qemu-demo
 say() { printf 'judge: %s\n' "$*" >&2; }
 fail() { say "$*"; exit 1; }
 
-case $LAYOUTS in '' | *[!0-9]* | 0) fail "LAYOUTS: $LAYOUTS is not a count of layouts (1 or more)" ;; esac
+. scripts/judge-lib.sh
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -59,44 +59,6 @@ stock=$OUT/stock
 say "stock image${WORKLOAD:+ (workload $WORKLOAD)}: modelling $CAPTURE_UNITS echoes, with the capture a board would take"
 OUT=$stock UNITS=$CAPTURE_UNITS scripts/sim-demo.sh --json --capture "$OUT/stock.tcmcap" --rate 10000 >"$OUT/stock-capture.json"
 capture=$OUT/stock.tcmcap
-
-# cold_patterns: the ld patterns of LAYOUTS-1 functions of the stock image
-# that have a section of their own, 64 to 1024 bytes, and no sample (not in
-# the plan of all hot code), spread evenly over .text.
-cold_patterns() {
-	python3 - "$stock/tcmprof-demo.map" "$OUT/allhot.plan.json" "$((LAYOUTS - 1))" <<'EOF'
-import json, re, sys
-mapfile, hot_plan, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-hot = {e["symbol"] for e in json.load(open(hot_plan))["entries"]}
-text = open(mapfile).read()
-# " .text.NAME\n   0xADDR   0xSIZE /path/libX.a(obj.o)" as GNU ld prints an input section.
-found = []
-for m in re.finditer(r"^ (\.text\.(\S+))\n\s+0x([0-9a-f]+)\s+0x([0-9a-f]+) \S*?(lib\w+\.a)\((\S+\.o)\)$", text, re.M):
-    section, name, addr, size, lib, obj = m.group(1), m.group(2), int(m.group(3), 16), int(m.group(4), 16), m.group(5), m.group(6)
-    if 0x60000000 <= addr < 0x60800000 and 64 <= size <= 1024 and name not in hot:
-        found.append((addr, f"*{lib}:{obj}({section})"))
-found.sort()
-if n > 0 and len(found) < n:
-    sys.exit(f"only {len(found)} cold functions to perturb the layout with")
-for k in range(n):
-    print(found[(k + 1) * len(found) // (n + 1)][1])
-EOF
-}
-
-# model IMAGE-DIR NAME: traces and models UNITS echoes of the image in
-# IMAGE-DIR, relinked with its itcm.ld (if any) and in each layout (layout
-# k > 0: with the k-th cold pattern too), into NAME-l<k>.json.
-model() {
-	local dir=$1 name=$2 k
-	for k in $(seq 0 $((LAYOUTS - 1))); do
-		local ld=$dir/itcm-l$k.ld
-		{
-			if [ -f "$dir/itcm.ld" ]; then cat "$dir/itcm.ld"; fi
-			if [ "$k" != 0 ]; then sed -n "${k}p" "$OUT/cold.txt"; fi
-		} >"$ld"
-		env OUT="$dir" UNITS="$UNITS" ITCM_LD="$ld" scripts/sim-demo.sh --json >"$OUT/$name-l$k.json"
-	done
-}
 
 # plan_and_model NAME PLAN-ARGS...: plans from the stock capture, relinks a
 # copy of the stock build (only the link runs again) and models it.

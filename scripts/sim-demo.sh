@@ -8,7 +8,9 @@
 #   ITCM_LD=plan.ld scripts/sim-demo.sh --capture modelled.tcmcap
 #
 # Environment: OPT (-Os), WORKLOAD (a planner workload of the demo's
-# Makefile: alias, loops, mixed; none), ITCM_LD (a GNU ld fragment for .itcm; none),
+# Makefile: alias, loops, mixed, bulk; none), BENCH_SWITCH (the value the
+# testbench finds at the image's bench_switch symbol at reset: WORKLOAD=bulk's
+# 1 runs bulk transfer instead of the echo; none), ITCM_LD (a GNU ld fragment for .itcm; none),
 # FROM (echoes skipped before the trace starts: past the demo's calibration,
 # 100), WARMUP (300), UNITS (2000), OUT (build directory, build/sim-demo/OPT).
 # Arguments go to `tcmprof sim` (--json, --capture FILE, --top N, ...).
@@ -38,6 +40,12 @@ marker=$(arm-none-eabi-nm "$elf" | awk '$3 == "zsock_sendto" { print $1 }')
 [ -n "$marker" ] || fail "no zsock_sendto in $elf"
 marker=$(printf '0x%x' $((0x$marker & ~1)))
 build_id=$(arm-none-eabi-readelf -n "$elf" | awk '/Build ID:/ { print $3 }')
+bench=()
+if [ -n "${BENCH_SWITCH:-}" ]; then
+	switch=$(arm-none-eabi-nm "$elf" | awk '$3 == "bench_switch" { print $1 }')
+	[ -n "$switch" ] || fail "BENCH_SWITCH: no bench_switch in $elf (WORKLOAD=bulk has one)"
+	bench=(-device "loader,addr=0x$switch,data=$BENCH_SWITCH,data-len=4")
+fi
 
 tmp=$(mktemp -d)
 qemu_pid=
@@ -56,7 +64,7 @@ mkfifo "$tmp/trace"
 # every run (docs/qemu.md). QEMU waits for the FIFO's reader, tcmprof sim.
 say "tracing echoes $FROM to $((FROM + WARMUP + UNITS)) of $elf (marker zsock_sendto at $marker)"
 qemu-system-arm -M mps2-an500 -nographic -monitor none -serial null \
-	-icount shift=3,align=off,sleep=off -kernel "$elf" \
+	-icount shift=3,align=off,sleep=off -kernel "$elf" "${bench[@]}" \
 	-plugin "$OUT/tcmtrace.so,out=$tmp/trace,marker=$marker,from=$FROM,to=$((FROM + WARMUP + UNITS)),exit=on,buildid=$build_id" \
 	>"$tmp/qemu.log" 2>&1 &
 qemu_pid=$!

@@ -18,6 +18,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -68,7 +69,9 @@ type BuildOptions struct {
 	// interface of the echo (StartOptions.EchoForward reaches it); "" none.
 	NIC string
 	// Workload adds a planner workload to every echo (the Makefile's
-	// WORKLOAD: "alias", "loops" or "mixed"); "" none.
+	// WORKLOAD: "alias", "loops" or "mixed"), or "bulk": a second workload
+	// of the same image that StartOptions.BenchSwitch 1 runs instead of
+	// the echo; "" none.
 	Workload string
 	// Log receives make's output; nil keeps it only for the error message.
 	Log io.Writer
@@ -101,10 +104,10 @@ func Build(opts BuildOptions) (elfPath, mapPath string, err error) {
 	}
 	switch opts.Workload {
 	case "":
-	case "alias", "loops", "mixed":
+	case "alias", "loops", "mixed", "bulk":
 		args = append(args, "WORKLOAD="+opts.Workload)
 	default:
-		return "", "", fmt.Errorf("qemu build: workload %q is not alias, loops or mixed", opts.Workload)
+		return "", "", fmt.Errorf("qemu build: workload %q is not alias, loops, mixed or bulk", opts.Workload)
 	}
 	if opts.ITCMFragment != "" {
 		frag, err := filepath.Abs(opts.ITCMFragment)
@@ -188,6 +191,10 @@ type StartOptions struct {
 	EchoForward string
 	// Trace, when set, loads the trace plugin (plugin/README.md).
 	Trace *TraceOptions
+	// BenchSwitch, when not 0, is the word the testbench finds at the
+	// image's bench_switch symbol at reset (QEMU's -device loader): with
+	// Workload "bulk", 1 runs bulk transfer instead of the echo.
+	BenchSwitch uint32
 	// GDB, when set, opens QEMU's gdbstub on this chardev (QEMU's -gdb,
 	// e.g. "tcp:127.0.0.1:1234") for gdb-multiarch's "target remote".
 	GDB string
@@ -271,6 +278,13 @@ func StartWith(ctx context.Context, elfPath string, opts StartOptions) (*Instanc
 		return nil, fmt.Errorf("qemu: %w", err)
 	}
 	args := []string{"-M", "mps2-an500", "-nographic", "-monitor", "none", "-serial", "pty", "-kernel", elfPath}
+	if opts.BenchSwitch != 0 {
+		addr, err := symbolAddress(elfPath, "bench_switch")
+		if err != nil {
+			return nil, fmt.Errorf("qemu: bench switch: %w", err)
+		}
+		args = append(args, "-device", fmt.Sprintf("loader,addr=%#x,data=%d,data-len=4", addr, opts.BenchSwitch))
+	}
 	if opts.Icount > 0 {
 		icount := "shift=" + strconv.Itoa(opts.Icount) + ",align=off"
 		if opts.Trace != nil {
@@ -404,6 +418,25 @@ func (i *Instance) Stop() {
 			<-i.done
 		}
 	})
+}
+
+// symbolAddress is the value of the symbol name in the ELF at path.
+func symbolAddress(path, name string) (uint64, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value, nil
+		}
+	}
+	return 0, fmt.Errorf("%s has no symbol %s", path, name)
 }
 
 // TraceToFile boots elfPath with the trace plugin writing opts.Trace.Path

@@ -4,6 +4,7 @@ package qemu
 
 import (
 	"bytes"
+	"context"
 	"debug/elf"
 	"os"
 	"os/exec"
@@ -555,5 +556,29 @@ func TestStopAndPartialDrain(t *testing.T) {
 	}
 	if hd := h.status(); hd.State != sample.StateIdle {
 		t.Errorf("state after DONE %v, want idle", hd.State)
+	}
+}
+
+// WORKLOAD=bulk's second workload: with the bench switch at 1 the
+// testbench sends bulk data, which the server echoes right (bad=0); an
+// image without the switch's symbol is refused rather than booted with the
+// switch ignored.
+func TestBenchSwitchRunsBulkTransfer(t *testing.T) {
+	needQEMU(t)
+	elfPath, _, err := Build(BuildOptions{OutDir: t.TempDir(), Workload: "bulk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions()
+	opts.BenchSwitch = 1
+	h := boot(t, elfPath, opts)
+	h.waitLog("echo: the host sends bulk data", 20*time.Second)
+	if line := h.waitLog("status:", 20*time.Second); !strings.Contains(line, " bad=0 ") || strings.Contains(line, " echoed=0 ") {
+		t.Errorf("bulk transfer is not echoed right: %q", line)
+	}
+
+	plain, _ := defaultImage(t)
+	if _, err := StartWith(context.Background(), plain, opts); err == nil || !strings.Contains(err.Error(), "no symbol bench_switch") {
+		t.Errorf("the default image with a bench switch: %v, want an error that it has no bench_switch", err)
 	}
 }

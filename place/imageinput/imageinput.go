@@ -46,6 +46,11 @@ type Sources struct {
 	// BusyPCs are the busy samples by PC, from which Func.Stalls is
 	// estimated; nil leaves every estimate at 0.
 	BusyPCs map[uint32]int
+	// WorkloadBusyPCs, when BusyPCs mixes several workloads' captures,
+	// are each capture's own, and WorkloadScale the mix's samples per
+	// sample of each (place.Input.WorkloadScale).
+	WorkloadBusyPCs []map[uint32]int
+	WorkloadScale   []float64
 }
 
 // Pin reasons the adapter sets.
@@ -84,7 +89,7 @@ func Read(src Sources) (*place.Input, []string, error) {
 	}
 	f := src.Image.File()
 	in := &place.Input{ITCMStart: itcm.Start, ITCMSize: itcm.Size, ITCMUsed: ITCMUsed(f, itcm.Start, itcm.Size),
-		ICache: src.Board.ICache, FillPenalty: board.FlashLineFillCycles, Shift: flashShift(f, itcm)}
+		ICache: src.Board.ICache, FillPenalty: board.FlashLineFillCycles, Shift: flashShift(f, itcm), WorkloadScale: src.WorkloadScale}
 	if id, err := image.BuildID(f); err == nil && len(id) > 0 {
 		in.BuildID = hex.EncodeToString(id)
 	}
@@ -161,7 +166,12 @@ func Read(src Sources) (*place.Input, []string, error) {
 			}
 		}
 		if pf.Samples > 0 && !in.InITCM(pf.Addr) && src.BusyPCs != nil {
-			pf.Stalls, pf.Lines = place.StallLines(thumb.Instructions(src.Image.Bytes, fn.Addr, fn.Size), src.BusyPCs, src.Board.ICache.LineSize)
+			insns := thumb.Instructions(src.Image.Bytes, fn.Addr, fn.Size)
+			pf.Stalls, pf.Lines = place.StallLines(insns, src.BusyPCs, src.Board.ICache.LineSize)
+			for _, busy := range src.WorkloadBusyPCs {
+				_, lines := place.StallLines(insns, busy, src.Board.ICache.LineSize)
+				pf.WorkloadLines = append(pf.WorkloadLines, lines)
+			}
 		}
 		in.Funcs = append(in.Funcs, pf)
 	}

@@ -14,6 +14,12 @@
  * Every request's payload also goes through net_checksum_hot(), whose
  * round count is calibrated at start so that it takes a known share
  * (HOT_PERCENT) of the busy time: the sampler accuracy tests check it.
+ *
+ * WORKLOAD=bulk (Makefile) adds a second workload to the same image, which
+ * the testbench chooses before reset (bench_switch = 1): bulk transfer, one
+ * flow of BULK_PAYLOAD-byte datagrams of data (no IP options, the bulk
+ * DSCP class) that the server passes block by block through a codec (the
+ * aliasing groups of app/workloads/alias.S) before it echoes them.
  */
 #include <string.h>
 
@@ -31,6 +37,13 @@
 /* Share of the busy time net_checksum_hot is calibrated to take. */
 #define HOT_PERCENT 15u
 #define TICK_TIMER_TICKS (SYSCLK_HZ / 1000u)
+/* Bulk transfer's datagrams: their first byte says so; the codec runs per block. */
+#define BULK_MAGIC 0xB1
+#define BULK_PAYLOAD 512u
+#define BULK_BLOCK 256u
+#define BULK_DSCP 8 /* CS1, low-priority data */
+/* The largest request frame: Ethernet, IPv4 with 40 bytes of options, UDP, payload. */
+#define REQUEST_MAX (ETH_HLEN + IPV4_HLEN + 40 + UDP_HLEN + BULK_PAYLOAD)
 
 static const uint8_t host_mac[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
 static const uint8_t dev_mac[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
@@ -44,6 +57,32 @@ static struct echo_stats stats;
 static volatile uint32_t hot_rounds;
 static uint32_t bursts_per_sleep = 1;
 static uint32_t payload_digest;
+/* What the host sends: ECHO_PAYLOAD-byte telemetry, or bulk data (WORKLOAD=bulk). */
+static bool host_bulk;
+static size_t host_payload = ECHO_PAYLOAD;
+
+#ifdef ECHO_WORKLOAD_BULK
+/* The testbench's workload switch (Makefile BENCH_SWITCH): 1 for bulk transfer. */
+extern volatile const uint32_t bench_switch;
+
+static bool is_bulk(const uint8_t *data, size_t len)
+{
+	return len != 0 && data[0] == BULK_MAGIC;
+}
+
+/* Runs a bulk datagram's blocks through the codec. */
+static void bulk_decode(const uint8_t *data, size_t len)
+{
+	for (size_t at = 0; at < len; at += BULK_BLOCK) {
+		workload_alias(payload_digest ^ data[at]);
+	}
+}
+#else
+static bool is_bulk(const uint8_t *data, size_t len)
+{
+	return false;
+}
+#endif
 
 static void echo_main(void *arg)
 {
@@ -58,10 +97,16 @@ static void echo_main(void *arg)
 		if (n < 0) {
 			continue;
 		}
-		if (telemetry_account(data, (size_t)n) != 0) {
+		bool bulk = is_bulk(data, (size_t)n);
+		if (!bulk && telemetry_account(data, (size_t)n) != 0) {
 			stats.flagged++;
 		}
 		payload_digest ^= net_checksum_hot(data, (size_t)n, hot_rounds);
+#ifdef ECHO_WORKLOAD_BULK
+		if (bulk) {
+			bulk_decode(data, (size_t)n);
+		}
+#endif
 #ifdef ECHO_WORKLOAD_ALIAS
 		workload_alias(payload_digest);
 #endif
@@ -140,32 +185,39 @@ TESTBENCH static size_t build_request(uint8_t *frame, uint32_t seq, size_t *payl
 	static const uint8_t dscps[] = {0, 0, 0, 10, 18, 26, 34, 46, 48, 8};
 	struct eth_hdr *eth = (struct eth_hdr *)frame;
 	struct ipv4_hdr *ip = (struct ipv4_hdr *)(frame + ETH_HLEN);
-	size_t ip_hlen = IPV4_HLEN + add_ip_options(frame + ETH_HLEN + IPV4_HLEN, seq);
+	size_t ip_hlen = IPV4_HLEN + (host_bulk ? 0 : add_ip_options(frame + ETH_HLEN + IPV4_HLEN, seq));
 	struct udp_hdr *udp = (struct udp_hdr *)(frame + ETH_HLEN + ip_hlen);
 	uint8_t *payload = frame + ETH_HLEN + ip_hlen + UDP_HLEN;
 
 	memcpy(eth->dst, dev_mac, 6);
 	memcpy(eth->src, host_mac, 6);
 	eth->type = htons(ETH_P_IP);
-	payload[0] = TELEMETRY_MAGIC;
-	payload[1] = TELEMETRY_VERSION;
-	payload[2] = ECHO_RECORDS;
-	payload[3] = (uint8_t)seq;
-	for (unsigned r = 0; r < ECHO_RECORDS; r++) {
-		uint8_t *rec = payload + TELEMETRY_HEADER + r * TELEMETRY_RECORD;
-		rec[0] = pick_record_type();
-		for (unsigned i = 1; i < TELEMETRY_RECORD; i++) {
-			rec[i] = (uint8_t)host_random();
+	if (host_bulk) {
+		payload[0] = BULK_MAGIC;
+		for (unsigned i = 1; i < BULK_PAYLOAD; i++) {
+			payload[i] = (uint8_t)host_random();
+		}
+	} else {
+		payload[0] = TELEMETRY_MAGIC;
+		payload[1] = TELEMETRY_VERSION;
+		payload[2] = ECHO_RECORDS;
+		payload[3] = (uint8_t)seq;
+		for (unsigned r = 0; r < ECHO_RECORDS; r++) {
+			uint8_t *rec = payload + TELEMETRY_HEADER + r * TELEMETRY_RECORD;
+			rec[0] = pick_record_type();
+			for (unsigned i = 1; i < TELEMETRY_RECORD; i++) {
+				rec[i] = (uint8_t)host_random();
+			}
 		}
 	}
-	udp->src_port = htons(40000u + (seq % 64u));
+	udp->src_port = htons(host_bulk ? 40000u : 40000u + (seq % 64u));
 	udp->dst_port = htons(ECHO_PORT);
-	udp->len = htons(UDP_HLEN + ECHO_PAYLOAD);
+	udp->len = htons(UDP_HLEN + host_payload);
 	udp->chksum = 0;
-	udp->chksum = htons(net_calc_chksum_udp(HOST_ADDR, DEV_ADDR, udp, UDP_HLEN + ECHO_PAYLOAD));
+	udp->chksum = htons(net_calc_chksum_udp(HOST_ADDR, DEV_ADDR, udp, UDP_HLEN + host_payload));
 	ip->vhl = (uint8_t)(0x40u | ip_hlen / 4u);
-	ip->tos = (uint8_t)(dscps[seq % sizeof(dscps)] << 2 | (seq & 1u));
-	ip->len = htons(ip_hlen + UDP_HLEN + ECHO_PAYLOAD);
+	ip->tos = (uint8_t)((host_bulk ? BULK_DSCP : dscps[seq % sizeof(dscps)]) << 2 | (seq & 1u));
+	ip->len = htons(ip_hlen + UDP_HLEN + host_payload);
 	ip->id = htons((uint16_t)seq);
 	ip->offset = 0;
 	ip->ttl = 64;
@@ -175,25 +227,25 @@ TESTBENCH static size_t build_request(uint8_t *frame, uint32_t seq, size_t *payl
 	ip->dst = DEV_ADDR;
 	ip->chksum = htons(net_calc_chksum_ipv4(ip));
 	*payload_at = ETH_HLEN + ip_hlen + UDP_HLEN;
-	return *payload_at + ECHO_PAYLOAD;
+	return *payload_at + host_payload;
 }
 
 TESTBENCH static bool reply_matches(const uint8_t *reply, int len, const uint8_t *request,
 				    size_t request_payload_at)
 {
 	const size_t payload_at = ETH_HLEN + IPV4_HLEN + UDP_HLEN;
-	if (len != (int)(payload_at + ECHO_PAYLOAD)) {
+	if (len != (int)(payload_at + host_payload)) {
 		return false;
 	}
 	const struct ipv4_hdr *ip = (const struct ipv4_hdr *)(reply + ETH_HLEN);
 	return ip->src == DEV_ADDR && ip->dst == HOST_ADDR && net_calc_chksum_ipv4(ip) == 0 &&
-	       memcmp(reply + payload_at, request + request_payload_at, ECHO_PAYLOAD) == 0;
+	       memcmp(reply + payload_at, request + request_payload_at, host_payload) == 0;
 }
 
 /* Sends one burst and waits for its replies; returns how many came back right. */
 TESTBENCH static unsigned run_burst(uint32_t *seq)
 {
-	static uint8_t requests[BURST][160];
+	static uint8_t requests[BURST][REQUEST_MAX];
 	static size_t payload_at[BURST];
 	static uint8_t reply[FRAME_MAX];
 	for (unsigned i = 0; i < BURST; i++) {
@@ -238,11 +290,11 @@ TESTBENCH static void calibrate(uint32_t *seq)
 	}
 	uint32_t echo_cycles = port_cycles() - t0;
 
-	uint8_t sample[ECHO_PAYLOAD];
-	memset(sample, 0x5A, sizeof(sample));
+	static uint8_t sample[BULK_PAYLOAD];
+	memset(sample, 0x5A, host_payload);
 	t0 = port_cycles();
 	for (unsigned i = 0; i < CALIBRATION_ECHOES; i++) {
-		payload_digest ^= net_checksum_hot(sample, sizeof(sample), 8);
+		payload_digest ^= net_checksum_hot(sample, host_payload, 8);
 	}
 	uint32_t hot_cycles_per_round = (port_cycles() - t0) / 8u;
 	uint32_t hot_cycles = echo_cycles / (100u - HOT_PERCENT) * HOT_PERCENT;
@@ -261,6 +313,11 @@ TESTBENCH static void calibrate(uint32_t *seq)
 TESTBENCH static void host_main(void *arg)
 {
 	(void)arg;
+#ifdef ECHO_WORKLOAD_BULK
+	host_bulk = bench_switch == 1;
+	host_payload = host_bulk ? BULK_PAYLOAD : ECHO_PAYLOAD;
+	printk("echo: the host sends %s\n", host_bulk ? "bulk data" : "telemetry");
+#endif
 	uint32_t seq = 0;
 	calibrate(&seq);
 	for (;;) {
