@@ -405,12 +405,7 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 			{"the stalls knapsack", sel},
 			{"greedy by stalls per byte", p.greedy(int64(b))}}
 		if search {
-			oneStep, _ := p.pressure.greedy(p, int64(b), nil)
-			cands = append(cands, candidate{"the set search", oneStep})
-			byPairs, pairs := p.pressure.greedy(p, int64(b), p.pressure.crowdedPartners(p))
-			if reachesOtherCure(oneStep, pairs) {
-				cands = append(cands, candidate{"the set search by pairs", byPairs})
-			}
+			cands = append(cands, candidate{"the set search", p.pressure.greedy(p, int64(b))})
 		}
 		sel, why := p.pressure.choose(p, int64(b), cands...)
 		chosen = fmt.Sprintf("the fewest stalls predicted of %d plans (docs/placement.md): %s", len(cands), why)

@@ -375,20 +375,16 @@ func replacedWhy(rule string, left float64, incumbent string, incumbentLeft floa
 	return why
 }
 
-// greedy grows a plan one step at a time: each time the candidate
-// whose move the set-level prediction (left) says removes the most stall
-// samples per ITCM byte it adds, counting what it relieves in the sets it
-// leaves and what the code that moves after it adds to others, until no
-// candidate fits or none removes any. Unlike a ranking of functions it
-// sees that the second function of two that thrash one set cures the set.
-// With partners (crowdedPartners) a step may also move a candidate with
-// one of its partners at once: the first member of a group of four that
-// thrash the same sets relieves nothing but its own stalls, so one step
-// at a time it loses to denser code where the pair would win. It returns
-// the plan and the pairs it moved at once.
-func (pr *pressure) greedy(p *problem, budget int64, partners [][]int) (sel []bool, pairs [][]int) {
+// greedy grows a plan one function at a time: each time the candidate
+// whose move the set-level prediction (expected) says removes the most
+// stall samples per ITCM byte it adds, counting what it relieves in the
+// sets it leaves and what the code that moves after it adds to others,
+// until no candidate fits or none removes any. Unlike a ranking of
+// functions it sees that the second function of two that thrash one set
+// cures the set.
+func (pr *pressure) greedy(p *problem, budget int64) []bool {
 	fs := p.m.in.Funcs
-	sel = make([]bool, len(p.order))
+	sel := make([]bool, len(p.order))
 	predict := func() (left float64, bytes int64) {
 		c := p.cost(sel)
 		if c.Bytes > budget {
@@ -405,133 +401,29 @@ func (pr *pressure) greedy(p *problem, budget int64, partners [][]int) (sel []bo
 	}
 	left, bytes := predict()
 	for {
-		var best []int
-		bestLeft, bestBytes, bestRate := 0.0, int64(0), 0.0
-		try := func(move ...int) {
-			for _, k := range move {
-				sel[k] = true
-			}
-			l, b := predict()
-			for _, k := range move {
-				sel[k] = false
-			}
-			if b > budget || l >= left {
-				return
-			}
-			if rate := (left - l) / float64(max(b-bytes, 1)); rate > bestRate {
-				best, bestLeft, bestBytes, bestRate = move, l, b, rate
-			}
-		}
+		best, bestLeft, bestBytes, bestRate := -1, 0.0, int64(0), 0.0
 		for k, i := range p.order {
 			if sel[k] || fs[i].Samples == 0 {
 				continue
 			}
-			try(k)
-			if partners == nil {
+			sel[k] = true
+			l, b := predict()
+			sel[k] = false
+			if b > budget || l >= left {
 				continue
 			}
-			for _, j := range partners[k] {
-				if !sel[j] {
-					try(k, j)
-				}
+			if rate := (left - l) / float64(max(b-bytes, 1)); rate > bestRate {
+				best, bestLeft, bestBytes, bestRate = k, l, b, rate
 			}
 		}
-		if best == nil {
+		if best < 0 {
 			// What no move is predicted to better: the layout
 			// decides, and the capture can not; the densest code
 			// that fits at least removes its own stalls.
 			p.fill(sel, budget)
-			return sel, pairs
+			return sel
 		}
-		for _, k := range best {
-			sel[k] = true
-		}
-		if len(best) > 1 {
-			pairs = append(pairs, best)
-		}
+		sel[best] = true
 		left, bytes = bestLeft, bestBytes
 	}
-}
-
-// reachesOtherCure reports whether a search by pairs moved, at once, a
-// pair of which the one-step search's plan (oneStep) lacks a member: a
-// cure that search did not reach. Where it did not, the two plans differ
-// in what filled the rest of the budget, which moves the relinked code
-// and not which groups thrash: a difference the layout decides and the
-// capture can not tell (docs/placement.md).
-func reachesOtherCure(oneStep []bool, pairs [][]int) bool {
-	for _, pair := range pairs {
-		for _, k := range pair {
-			if !oneStep[k] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// maxPartners bounds the pairs greedy weighs per candidate: a group of
-// four that thrash the same sets of a 2-way cache gives each member three.
-const maxPartners = 3
-
-// crowdedPartners lists, per position of p.order, the sampled candidates
-// whose lines share the most over-subscribed sets with its own (as the
-// code lies now; a relink moves both alike unless code between them
-// moves), at most maxPartners, those sharing at least a quarter of its
-// crowded lines' sets. For a mix, a candidate's partners in any workload.
-func (pr *pressure) crowdedPartners(p *problem) [][]int {
-	if pr.workloads != nil {
-		all := make([][]int, len(p.order))
-		for _, own := range pr.workloads {
-			for k, js := range own.crowdedPartners(p) {
-				for _, j := range js {
-					if !slices.Contains(all[k], j) {
-						all[k] = append(all[k], j)
-					}
-				}
-			}
-		}
-		return all
-	}
-	fs := pr.in.Funcs // a workload's own lines, in a mix
-	setOf := func(addr uint32) int64 { return int64(addr) / pr.lineSize % pr.sets }
-	count := make([]int64, pr.sets)
-	for _, i := range pr.flash {
-		for _, l := range fs[i].Lines {
-			count[setOf(l.Addr)]++
-		}
-	}
-	crowded := make([][]int64, len(p.order)) // the over-subscribed sets of each candidate's lines
-	members := map[int64][]int{}             // the candidates with lines in each such set
-	for k, i := range p.order {
-		if fs[i].Samples == 0 {
-			continue
-		}
-		for _, l := range fs[i].Lines {
-			if s := setOf(l.Addr); count[s] > pr.ways {
-				crowded[k] = append(crowded[k], s)
-				members[s] = append(members[s], k)
-			}
-		}
-	}
-	partners := make([][]int, len(p.order))
-	for k, sets := range crowded {
-		shared := map[int]int{}
-		for _, s := range sets {
-			for _, j := range members[s] {
-				if j != k {
-					shared[j]++
-				}
-			}
-		}
-		var js []int
-		for j, n := range shared {
-			if 4*n >= len(sets) {
-				js = append(js, j)
-			}
-		}
-		slices.SortFunc(js, func(a, b int) int { return cmp.Or(cmp.Compare(shared[b], shared[a]), cmp.Compare(a, b)) })
-		partners[k] = js[:min(len(js), maxPartners)]
-	}
-	return partners
 }

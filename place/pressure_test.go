@@ -207,8 +207,7 @@ func groupsInput(sampleScale int) *Input {
 
 // TestStallsObjectiveCuresAGroup: at 128 bytes the samples knapsack,
 // density-greedy and both stalls rankings move G1 and H1; the set search
-// moves G1, then G2, which cures set 0 (G3's and G4's stalls go too; the
-// search by pairs moves the two at once, the same cure), and
+// moves G1, then G2, which cures set 0 (G3's and G4's stalls go too), and
 // the prediction says so by far more than the sampling error of the
 // plans' difference (2 × √(510 + 525)): the stalls objective chooses it.
 // With a hundred times the samples the capture can no longer tell: the
@@ -223,11 +222,6 @@ func TestStallsObjectiveCuresAGroup(t *testing.T) {
 	}
 	if !strings.Contains(p.Chosen, ": the set search (") || !strings.Contains(p.Chosen, "for the exact samples plan)") {
 		t.Errorf("chosen: %q, want the set search's plan against the samples plan's", p.Chosen)
-	}
-	// The search by pairs moves G1 and G2 at once, the cure the one-step
-	// search reached too: it is no candidate of its own.
-	if !strings.Contains(p.Chosen, "of 5 plans") {
-		t.Errorf("chosen: %q, want the search by pairs left out of the plans weighed", p.Chosen)
 	}
 	// By hand: both sets thrash now, 4.04 and 4.03 misses per fetch round
 	// (4 lines each; G1 and H1 fetched at 1.04 and 1.03), scaled to the
@@ -262,108 +256,6 @@ func TestStallsObjectiveCuresAGroup(t *testing.T) {
 		if point := 1 - pr.StallShare; pr.CyclesLow > point || pr.CyclesHigh < point {
 			t.Errorf("cycles between %.4f and %.4f of now, but predicted %.4f", pr.CyclesLow, pr.CyclesHigh, point)
 		}
-	}
-}
-
-// pairsInput is a group whose cure only a pair reaches: seven 64-byte
-// functions in the 2-way cache of groupsInput, each with one sampled line
-// (the other idle and left out), 10 samples more than stalls.
-//
-//	G1 520, G2 500, G3 480, G4 460 stall samples, set 0
-//	D 700, then P1, P2, P3 700 each (pinned: testbench code), set 1
-//
-// Set 0 thrashes as groupsInput's; set 1 holds four lines fetched alike,
-// and moving D leaves three: D's move removes its own stalls and nothing
-// else, but more of them than any one member of the group.
-func pairsInput() *Input {
-	in := &Input{ITCMSize: 64 << 10, ITCMUsed: 0x100, FillPenalty: 500,
-		ICache: board.CacheGeometry{Size: 128, Ways: 2, LineSize: 32}}
-	for k, f := range []struct {
-		name   string
-		stalls float64
-		set    uint32
-	}{{"G1", 520, 0}, {"G2", 500, 0}, {"G3", 480, 0}, {"G4", 460, 0}, {"D", 700, 1}, {"P1", 700, 1}, {"P2", 700, 1}, {"P3", 700, 1}} {
-		addr := uint32(flashBase + 64*k)
-		samples := int(f.stalls) + 10
-		fn := Func{Key: KeyFor(f.name+".c", f.name), Symbol: f.name, Section: ".text." + f.name,
-			Object: fmt.Sprintf("unit%d.o", k), Addr: addr, Size: 64, Align: 4, Region: "FLASH", Samples: samples, Stalls: f.stalls,
-			Lines: []LineHeat{{Addr: addr + 32*f.set, Stalls: f.stalls, Insns: 10, Samples: samples}}}
-		if f.name[0] == 'P' {
-			fn.Pin = "testbench code"
-		}
-		in.BusySamples += samples
-		in.Funcs = append(in.Funcs, fn)
-	}
-	return in
-}
-
-// TestSetSearchByPairs works pairsInput at 128 bytes (two functions) by
-// hand. Every line is fetched at its stalls over the penalty or its
-// samples less stalls per instruction (1), whichever is more: G1 1.04, G2,
-// G3, G4 1, D and the Ps 1.4. As LRU sees them set 0 misses 2 + 1.04 + 1
-// = 4.04 times a round, set 1 2.8 + 1.4 + 1.4 = 5.6: 4,820 stall samples
-// against the 4,760 shown, scale s = 4760/4820. Moving G1 takes 1.04
-// misses off set 0 (G2-G4 still thrash): 520·s expected, 520 with every
-// line counted, 516.8 predicted, 8.07 a byte; moving D takes 1.4 off set
-// 1: 700·s and 700, 695.6, 10.87 a byte. One step at a time the search
-// moves D, then G1, and leaves sets missing 3 and 4.2 times a round,
-// 3,600·s expected, 1,440 + 2,100 counted: 3,547.6 predicted. Moving G1
-// and G2 at once cures set 0: 4.04 misses and 1,960 counted, 1,977.4
-// predicted, 15.45 a byte; so the search by pairs moves them, a cure the
-// one-step search did not reach (G2), and leaves set 1 as it is:
-// (2800·s + 2800)/2 = 2,782.6. That is below the samples
-// plan's (D and G1, as the one-step search) by far more than the sampling
-// error (2·√(710 + 510) = 70): the stalls objective chooses it.
-func TestSetSearchByPairs(t *testing.T) {
-	in := pairsInput()
-	m, cands := candidates(in, LayoutLD)
-	p := newProblem(m, cands, ObjectiveStalls.value(in.BusySamples))
-	pr := newPressure(in)
-	names := func(sel []bool) []string {
-		var got []string
-		for k, s := range sel {
-			if s {
-				got = append(got, in.Funcs[cands[k]].Symbol)
-			}
-		}
-		return got
-	}
-	oneStep, none := pr.greedy(p, 128, nil)
-	if got := names(oneStep); !slices.Equal(got, []string{"G1", "D"}) || none != nil {
-		t.Errorf("one step at a time: moved %v, pairs %v; want [G1 D] and no pair", got, none)
-	}
-	partners := pr.crowdedPartners(p)
-	for k, i := range cands {
-		want := 3 // the group's other members
-		if in.Funcs[i].Symbol == "D" {
-			want = 0 // the Ps are pinned
-		}
-		if len(partners[k]) != want {
-			t.Errorf("%s: %d partners, want %d", in.Funcs[i].Symbol, len(partners[k]), want)
-		}
-	}
-	byPairs, pairs := pr.greedy(p, 128, partners)
-	if got := names(byPairs); !slices.Equal(got, []string{"G1", "G2"}) || len(pairs) != 1 {
-		t.Errorf("by pairs: moved %v in %d pairs, want [G1 G2] in one", got, len(pairs))
-	}
-	if !reachesOtherCure(oneStep, pairs) {
-		t.Error("the pair G1, G2 is not reported as a cure the one-step search did not reach")
-	}
-	plan, err := Build(pairsInput(), Options{Budget: 128, Objective: ObjectiveStalls, MinSamples: 1, CurveBudgets: []uint32{128}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := planned(plan); !slices.Equal(got, []string{"G1", "G2"}) {
-		t.Errorf("planned %v, want [G1 G2]", got)
-	}
-	s := 4760.0 / 4820
-	oneStepLeft, byPairsLeft := (3600*s+3540)/2, (2800*s+2800)/2
-	want := fmt.Sprintf(": the set search by pairs (%.0f stall samples left in flash, against %.0f for the exact samples plan)", byPairsLeft, oneStepLeft)
-	if !strings.Contains(plan.Chosen, want) {
-		t.Errorf("chosen: %q, want %q", plan.Chosen, want)
-	}
-	if got := plan.Prediction.Stalls; math.Abs(got-(4760-byPairsLeft)) > 1e-6 {
-		t.Errorf("predicted %v stall samples removed, want %v", got, 4760-byPairsLeft)
 	}
 }
 

@@ -93,7 +93,7 @@ func candidates(in *Input, layout Layout) (*model, []int) {
 	m := newModel(in)
 	var cands []int
 	for i := range in.Funcs {
-		if !m.itcm[i] && in.Funcs[i].Samples > 0 && in.Funcs[i].Pin == "" {
+		if !m.itcm[i] && in.Funcs[i].Samples > 0 {
 			cands = append(cands, i)
 		}
 	}
