@@ -75,7 +75,7 @@ long tcmp_cobs_decode(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
 
 /* Unsigned LEB128 of up to 64 bits: the codes of coding 1's PCs (33 bits)
  * and of coding 2 (up to 39). */
-static size_t put_varint64(uint8_t *out, uint64_t v)
+static size_t put_varint_long(uint8_t *out, uint64_t v)
 {
 	size_t n = 0;
 	while (v > 0xFFFFFFFFu) {
@@ -93,9 +93,20 @@ static size_t put_varint64(uint8_t *out, uint64_t v)
 	return n;
 }
 
+/* put_varint_long with the one-byte case inline: most of coding 2's
+ * codes (dictionary hits, run lengths, thread places) are one byte. */
+static inline __attribute__((always_inline)) size_t put_varint64(uint8_t *out, uint64_t v)
+{
+	if (v < 0x80u) {
+		*out = (uint8_t)v;
+		return 1;
+	}
+	return put_varint_long(out, v);
+}
+
 size_t tcmp_put_varint(uint8_t *out, uint32_t v)
 {
-	return put_varint64(out, v);
+	return put_varint_long(out, v);
 }
 
 void tcmp_frame_begin(struct tcmp_frame *f, uint8_t type)
@@ -213,11 +224,14 @@ void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fiel
 	}
 }
 
-/* Halfword delta of two PCs, as a signed 32-bit value in a uint32_t. */
-static uint32_t halfword_delta(uint32_t pc, uint32_t prev)
+/* zigzag(halfword delta) of two PCs, the code of every PC distance: the
+ * halfword delta of d = pc - prev is d shifted right arithmetically, and
+ * its zigzag (that << 1, xor the sign) is d without bit 0, xor the sign:
+ * two instructions instead of six. */
+static uint32_t pc_distance(uint32_t pc, uint32_t prev)
 {
-	uint32_t d = pc - prev;
-	return (d >> 1) | (d & 0x80000000u);
+	const uint32_t d = pc - prev;
+	return (d & ~1u) ^ (0u - (d >> 31));
 }
 
 static size_t varint_len(uint32_t v)
@@ -238,7 +252,7 @@ static size_t put_nearest_pc(uint8_t *out, const struct tcmp_data_enc *e, uint32
 {
 	uint32_t best = 0xFFFFFFFFu, slot = 0;
 	for (uint32_t j = 0; j < TCMP_PC_SLOTS; j++) {
-		uint32_t v = tcmp_zigzag(halfword_delta(pc, e->pcs[j]));
+		uint32_t v = pc_distance(pc, e->pcs[j]);
 		if (v < best) {
 			best = v;
 			slot = j;
@@ -390,14 +404,23 @@ static size_t code_thread_stack(uint8_t *out, const struct tcmp_data_enc *e, con
 /* ---- Coding V14 (protocol.md §3, coding 2) ---- */
 
 /* V14's PC code: zigzag(halfword delta) from the nearest of the last 32
- * PCs (the smallest, the newest of equals) above that PC's slot. An exact
- * repeat ends the search: nothing nearer or newer can follow. */
+ * PCs (the smallest, the newest of equals) above that PC's slot. The ring
+ * is walked newest first in its two straight pieces, so no index is
+ * masked; only a smaller value replaces the best, which keeps the newest
+ * of equals. */
 static uint64_t v14_pc_code(const struct tcmp_v14 *s, uint32_t pc)
 {
-	const uint32_t mask = (1u << TCMP_V14_PC_BITS) - 1u;
+	const uint32_t size = 1u << TCMP_V14_PC_BITS, head = s->pc_head;
 	uint32_t best = UINT32_MAX, slot = 0;
-	for (uint32_t j = 0; j <= mask && best != 0; j++) {
-		uint32_t zz = tcmp_zigzag(halfword_delta(pc, s->pcs[(s->pc_head - j) & mask]));
+	for (uint32_t j = 0; j <= head; j++) {
+		uint32_t zz = pc_distance(pc, s->pcs[head - j]);
+		if (zz < best) {
+			best = zz;
+			slot = j;
+		}
+	}
+	for (uint32_t j = head + 1u; j < size; j++) {
+		uint32_t zz = pc_distance(pc, s->pcs[size + head - j]);
 		if (zz < best) {
 			best = zz;
 			slot = j;
@@ -406,21 +429,36 @@ static uint64_t v14_pc_code(const struct tcmp_v14 *s, uint32_t pc)
 	return (uint64_t)best << TCMP_V14_PC_BITS | slot;
 }
 
+/* Candidate j of a literal, when its zigzag distance to w is below *best
+ * (so the lowest-numbered of equals stays): the new best and slot. */
+static inline __attribute__((always_inline)) void v14_nearer(uint32_t w, uint32_t c, uint32_t j, uint32_t *best,
+							     uint32_t *slot)
+{
+	const uint32_t zz = tcmp_zigzag(w - c);
+	if (zz < *best) {
+		*best = zz;
+		*slot = j;
+	}
+}
+
 /* V14's code of literal w against its near candidates: zigzag(w - c) of
  * the nearest, c0 (the reference's word), c1 (the word before) or the
- * last 6 literals, the lowest-numbered of equals, above its number. */
+ * last 6 literals, the lowest-numbered of equals, above its number.
+ * Unrolled: the eight candidates are a fixed set of loads. */
 static uint64_t v14_near_code(const struct tcmp_v14_literals *l, uint32_t w, uint32_t c0, uint32_t c1)
 {
-	const uint32_t mask = (1u << TCMP_V14_LIT_BITS) - 1u;
-	uint32_t best = UINT32_MAX, slot = 0;
-	for (uint32_t j = 0; j <= mask && best != 0; j++) {
-		uint32_t c = j == 0 ? c0 : j == 1 ? c1 : l->ring[(l->head - (j - 2u)) & mask];
-		uint32_t zz = tcmp_zigzag(w - c);
-		if (zz < best) {
-			best = zz;
-			slot = j;
-		}
-	}
+	const uint32_t *newest = &l->ring[l->head + (1u << TCMP_V14_LIT_BITS)];
+	uint32_t best = tcmp_zigzag(w - c0), slot = 0;
+	/* Nothing beats an exact match. */
+	if (best == 0)
+		return 0;
+	v14_nearer(w, c1, 1, &best, &slot);
+	v14_nearer(w, newest[0], 2, &best, &slot);
+	v14_nearer(w, newest[-1], 3, &best, &slot);
+	v14_nearer(w, newest[-2], 4, &best, &slot);
+	v14_nearer(w, newest[-3], 5, &best, &slot);
+	v14_nearer(w, newest[-4], 6, &best, &slot);
+	v14_nearer(w, newest[-5], 7, &best, &slot);
 	return (uint64_t)best << TCMP_V14_LIT_BITS | slot;
 }
 
@@ -436,20 +474,25 @@ static uint32_t v14_handler(const struct tcmp_data_enc *e, const struct tcmp_rec
 	return (e->fields & TCMP_FIELD_EXC) && (r->exc & 0x1FFu) != 0;
 }
 
-/* The place (in ref_order) of the newest kept stack of r's thread and mode,
- * with overlap: also whose words overlap r's. -1 when there is none. */
-static int v14_kept(const struct tcmp_data_enc *e, const struct tcmp_record *r, int overlap)
+/* The places (in ref_order) of the newest kept stack of r's thread and
+ * mode (*last) and of the newest of those whose words overlap r's
+ * (*overlap), -1 where there is none: one pass over the kept stacks. */
+static void v14_kept(const struct tcmp_data_enc *e, const struct tcmp_record *r, int *last, int *overlap)
 {
 	const struct tcmp_v14 *s = e->v14;
+	const uint32_t thread = v14_thread(e, r), handler = v14_handler(e, r);
+	*last = *overlap = -1;
 	for (int i = 0; i < s->n_refs; i++) {
 		const struct tcmp_v14_stack *k = &s->refs[s->ref_order[i]];
-		if (k->thread != v14_thread(e, r) || k->handler != v14_handler(e, r))
+		if (k->thread != thread || k->handler != handler)
 			continue;
-		if (!overlap || ((uint64_t)k->sp < (uint64_t)r->sp + 4u * r->n &&
-				 (uint64_t)r->sp < (uint64_t)k->sp + 4u * k->n))
-			return i;
+		if (*last < 0)
+			*last = i;
+		if ((uint64_t)k->sp < (uint64_t)r->sp + 4u * r->n && (uint64_t)r->sp < (uint64_t)k->sp + 4u * k->n) {
+			*overlap = i;
+			return;
+		}
 	}
-	return -1;
 }
 
 static const struct tcmp_v14_stack *v14_ref(const struct tcmp_v14 *s, int place)
@@ -469,21 +512,40 @@ static int v14_word(const struct tcmp_v14_stack *ref, uint32_t addr, uint32_t *w
 	return 1;
 }
 
-/* How many words of r from word i equal ref's at the same addresses, up
- * to enough. */
-static uint32_t v14_same_run(const struct tcmp_record *r, uint32_t i, const struct tcmp_v14_stack *ref,
-			     uint32_t enough)
+/* e->same[i] = word i of r equals ref's at the same address, for every
+ * word; e->same[r->n] = 0. The words ref covers are one range of r's: from
+ * the first at or above ref's SP (offsets wrap as addresses do) while the
+ * offset stays under ref's 4 n. Found first, so that the loop over them
+ * compares words and nothing else. */
+static void v14_mark_same(struct tcmp_data_enc *e, const struct tcmp_record *r, const struct tcmp_v14_stack *ref)
 {
-	if (ref == NULL)
-		return 0;
-	/* Offsets into ref's words wrap as addresses do: below its SP they
-	 * are large, never under its 4 n. */
-	uint32_t off = r->sp + 4u * i - ref->sp, n = 0;
-	while (i + n < r->n && n < enough && off < 4u * ref->n && ref->words[off / 4u] == r->stack[i + n]) {
-		n++;
-		off += 4u;
+	const uint32_t n = r->n, end = ref != NULL ? 4u * ref->n : 0u;
+	uint32_t off = ref != NULL ? r->sp - ref->sp : 0u, lo = 0, hi = 0;
+	if (off >= end) {
+		/* r starts below ref (or above its top: no word is covered). */
+		const uint32_t below = 0u - off;
+		lo = below > 4u * n ? n : (below + 3u) / 4u;
+		off += 4u * lo;
 	}
-	return n;
+	if (lo < n && off < end) {
+		hi = lo + (end - off + 3u) / 4u;
+		if (hi > n)
+			hi = n;
+	} else {
+		lo = n;
+	}
+	uint8_t *same = e->same;
+	const uint32_t *stack = r->stack;
+	uint32_t i = 0;
+	for (; i < lo; i++)
+		same[i] = 0;
+	if (i < hi) {
+		const uint32_t *words = &ref->words[off / 4u];
+		for (; i < hi; i++)
+			same[i] = words[i - lo] == stack[i];
+	}
+	for (; i <= n; i++)
+		same[i] = 0;
 }
 
 /* A literal's place in the dictionary: the top bits of a multiplicative
@@ -491,6 +553,19 @@ static uint32_t v14_same_run(const struct tcmp_record *r, uint32_t i, const stru
 static uint32_t v14_dict_place(uint32_t w)
 {
 	return (w * 0x9E3779B1u) >> (32u - TCMP_V14_DICT_BITS);
+}
+
+/* Makes w the dictionary's word at place, logging the word it replaces
+ * (v14_add undoes the record's changes when it does not fit). */
+static inline __attribute__((always_inline)) void v14_dict_set(struct tcmp_data_enc *e, uint32_t place, uint32_t w)
+{
+	uint32_t *slot = &e->v14->lits.dict[place];
+	if (*slot == w)
+		return;
+	e->undo_place[e->n_undo] = (uint8_t)place;
+	e->undo_word[e->n_undo] = *slot;
+	e->n_undo++;
+	*slot = w;
 }
 
 /* Word k of r as a literal: its dictionary place above a 1 when the
@@ -508,22 +583,23 @@ static uint64_t v14_literal(struct tcmp_data_enc *e, const struct tcmp_record *r
 		uint32_t c0 = 0;
 		v14_word(ref, r->sp + 4u * k, &c0);
 		code = v14_near_code(l, w, c0, k != 0 ? r->stack[k - 1] : 0u) << 1;
+		v14_dict_set(e, place, w);
 	}
 	l->head = (uint8_t)((l->head + 1u) & ((1u << TCMP_V14_LIT_BITS) - 1u));
-	l->ring[l->head] = w;
-	l->dict[place] = w;
+	l->ring[l->head] = l->ring[l->head + (1u << TCMP_V14_LIT_BITS)] = w;
 	return code;
 }
 
 /* V14's LR code in a run with STACK: its dictionary place above a 1 when
  * the dictionary holds it (a return address a stack held before), else
  * zigzag(lr - base) above a 0; then LR is its place's word. */
-static uint64_t v14_lr_code(struct tcmp_v14_literals *l, uint32_t lr, uint32_t base)
+static uint64_t v14_lr_code(struct tcmp_data_enc *e, uint32_t lr, uint32_t base)
 {
 	const uint32_t place = v14_dict_place(lr);
-	uint64_t code = l->dict[place] == lr ? (uint64_t)place << 1 | 1u : (uint64_t)tcmp_zigzag(lr - base) << 1;
-	l->dict[place] = lr;
-	return code;
+	if (e->v14->lits.dict[place] == lr)
+		return (uint64_t)place << 1 | 1u;
+	v14_dict_set(e, place, lr);
+	return (uint64_t)tcmp_zigzag(lr - base) << 1;
 }
 
 /* 1 + the place of thread among the recent threads, 0 when it is not. */
@@ -537,32 +613,39 @@ static uint32_t v14_thread_place(const struct tcmp_v14 *s, uint32_t thread)
 
 /* The STACK part: SP against last's above n, then runs against the
  * overlapping reference (same runs of at least TCMP_V14_MIN_RUN words),
- * each literal as v14_literal codes it (which changes the literal state). */
-static size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r,
+ * each literal as v14_literal codes it (which changes the literal state).
+ * A same run starts where two words in a row equal the reference's (the
+ * minimum run, 2) and takes all equal words from there; the literals run
+ * up to the next such pair. */
+static __attribute__((noinline)) size_t v14_stack(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r,
 			const struct tcmp_v14_stack *last, const struct tcmp_v14_stack *ref)
 {
 	struct tcmp_v14 *s = e->v14;
+	const uint8_t *same_at = e->same;
 	size_t len = put_varint64(out, (uint64_t)tcmp_zigzag(r->sp - (last != NULL ? last->sp : s->prev.sp))
 						 << TCMP_V14_COUNT_BITS | r->n);
+	v14_mark_same(e, r, ref);
 	uint32_t i = 0;
 	while (i < r->n) {
-		uint32_t same = v14_same_run(r, i, ref, UINT32_MAX), diff = 0;
-		if (same < TCMP_V14_MIN_RUN)
-			same = 0;
-		while (i + same + diff < r->n &&
-		       v14_same_run(r, i + same + diff, ref, TCMP_V14_MIN_RUN) < TCMP_V14_MIN_RUN)
-			diff++;
-		len += tcmp_put_varint(out + len, same);
-		len += tcmp_put_varint(out + len, diff);
-		for (uint32_t k = i + same; k < i + same + diff; k++)
+		uint32_t j = i;
+		if (same_at[j] && same_at[j + 1u])
+			while (same_at[j])
+				j++;
+		const uint32_t lits = j;
+		while (j < r->n && !(same_at[j] && same_at[j + 1u]))
+			j++;
+		len += put_varint64(out + len, lits - i);
+		len += put_varint64(out + len, j - lits);
+		for (uint32_t k = lits; k < j; k++)
 			len += put_varint64(out + len, v14_literal(e, r, k, ref));
-		i += same + diff;
+		i = j;
 	}
 	return len;
 }
 
 /* r in V14: PC, EXC, THREAD, LR, STACK (protocol.md §3, coding 2).
- * Changes only the literal state (the ring and the dictionary). */
+ * Changes only the literal state (the ring and the dictionary, logged for
+ * v14_add) and e->ref_place. */
 static size_t v14_code(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_record *r)
 {
 	struct tcmp_v14 *s = e->v14;
@@ -581,15 +664,18 @@ static size_t v14_code(uint8_t *out, struct tcmp_data_enc *e, const struct tcmp_
 			len += tcmp_put_varint(out + len, exc);
 	}
 	const struct tcmp_v14_stack *last = NULL;
-	if (e->fields & TCMP_FIELD_STACK)
-		last = v14_ref(s, v14_kept(e, r, 0));
+	if (e->fields & TCMP_FIELD_STACK) {
+		int last_place;
+		v14_kept(e, r, &last_place, &e->ref_place);
+		last = v14_ref(s, last_place);
+	}
 	if (e->fields & TCMP_FIELD_LR) {
 		const uint32_t base = last != NULL ? last->lr : s->prev.lr;
-		len += (e->fields & TCMP_FIELD_STACK) ? put_varint64(out + len, v14_lr_code(&s->lits, r->lr, base))
+		len += (e->fields & TCMP_FIELD_STACK) ? put_varint64(out + len, v14_lr_code(e, r->lr, base))
 						       : tcmp_put_varint(out + len, tcmp_zigzag(r->lr - base));
 	}
 	if (e->fields & TCMP_FIELD_STACK)
-		len += v14_stack(out + len, e, r, last, v14_ref(s, v14_kept(e, r, 1)));
+		len += v14_stack(out + len, e, r, last, v14_ref(s, e->ref_place));
 	return len;
 }
 
@@ -609,7 +695,7 @@ static void v14_commit(struct tcmp_data_enc *e, const struct tcmp_record *r)
 		s->threads[0] = r->thread;
 	}
 	if (e->fields & TCMP_FIELD_STACK) {
-		int place = v14_kept(e, r, 1);
+		int place = e->ref_place;
 		if (place < 0) {
 			if (s->n_refs < TCMP_V14_REFS) {
 				s->ref_order[s->n_refs] = s->n_refs;
@@ -637,14 +723,24 @@ static void v14_commit(struct tcmp_data_enc *e, const struct tcmp_record *r)
 /* V14's tcmp_data_add: the record if it fits, and the state after it. */
 static int v14_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
 {
-	struct tcmp_v14 *s = e->v14;
+	struct tcmp_v14_literals *l = &e->v14->lits;
 	const int stack = (e->fields & TCMP_FIELD_STACK) != 0;
-	if (stack)
-		e->lits_saved = s->lits;
+	if (stack) {
+		memcpy(e->ring_saved, l->ring, sizeof e->ring_saved);
+		e->head_saved = l->head;
+		e->n_undo = 0;
+	}
 	size_t len = v14_code(e->scratch, e, r);
 	if (len > tcmp_frame_room(e->f)) {
-		if (stack)
-			s->lits = e->lits_saved;
+		if (stack) {
+			memcpy(l->ring, e->ring_saved, sizeof e->ring_saved);
+			memcpy(&l->ring[1u << TCMP_V14_LIT_BITS], e->ring_saved, sizeof e->ring_saved);
+			l->head = e->head_saved;
+			while (e->n_undo > 0) {
+				e->n_undo--;
+				l->dict[e->undo_place[e->n_undo]] = e->undo_word[e->n_undo];
+			}
+		}
 		return 0;
 	}
 	tcmp_frame_bytes(e->f, e->scratch, len);
@@ -664,7 +760,7 @@ int tcmp_data_add(struct tcmp_data_enc *e, const struct tcmp_record *r)
 	uint8_t *out = e->scratch;
 	const int v12 = e->coding == TCMP_CODING_V12;
 	size_t len = v12 ? put_nearest_pc(out, e, r->pc)
-			 : tcmp_put_varint(out, tcmp_zigzag(halfword_delta(r->pc, e->prev.pc)));
+			 : tcmp_put_varint(out, pc_distance(r->pc, e->prev.pc));
 	if (e->fields & TCMP_FIELD_LR)
 		len += tcmp_put_varint(out + len, tcmp_zigzag(r->lr - e->prev.lr));
 	if (e->fields & TCMP_FIELD_EXC)

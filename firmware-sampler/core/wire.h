@@ -124,9 +124,10 @@ struct tcmp_v14_stack {
 	uint32_t words[TCMP_STACK_WORDS_MAX];
 };
 /* The literal stack words: a ring of the last ones and a dictionary by
- * hash; saved before a record that may not fit the frame. */
+ * hash. The ring holds each word twice, at head and head + 8, so that the
+ * newest ones are ring[head + 8 - m], in a row, without masking. */
 struct tcmp_v14_literals {
-	uint32_t ring[1u << TCMP_V14_LIT_BITS];
+	uint32_t ring[2u << TCMP_V14_LIT_BITS];
 	uint32_t dict[1u << TCMP_V14_DICT_BITS];
 	uint8_t head;
 };
@@ -159,7 +160,18 @@ struct tcmp_data_enc {
 	uint32_t pcs[TCMP_PC_SLOTS]; /* the last PCs of the frame, the newest first */
 	struct tcmp_stack_ref refs[TCMP_STACK_REF_WINDOW]; /* record count - r at [(count - r) % W] */
 	struct tcmp_v14 *v14;
-	struct tcmp_v14_literals lits_saved; /* V14's literals before the record being added */
+	/* V14, for the record being added: the place in ref_order of its
+	 * reference (-1: none), found once for coding and keeping; whether
+	 * each word equals the reference's at its address (same[n] is 0, the
+	 * end of every run); and the undo log of its literals, so that a
+	 * record that does not fit leaves the state as it was without a copy
+	 * of the whole dictionary per record. */
+	int ref_place;
+	uint8_t same[TCMP_STACK_WORDS_MAX + 1u];
+	uint32_t ring_saved[1u << TCMP_V14_LIT_BITS];
+	uint8_t head_saved, n_undo;
+	uint8_t undo_place[TCMP_STACK_WORDS_MAX + 1u]; /* the dictionary places written, in order */
+	uint32_t undo_word[TCMP_STACK_WORDS_MAX + 1u]; /* and their words before */
 	uint8_t scratch[TCMP_SCRATCH_BYTES];
 };
 void tcmp_data_begin(struct tcmp_data_enc *e, struct tcmp_frame *f, uint8_t fields, uint8_t coding,
