@@ -35,6 +35,7 @@ type planOptions struct {
 	minSamples int
 	objective  string
 	simJSON    string
+	runnerUp   bool
 	wide       bool
 
 	// Set by validate: the layout the formats need and the budget in
@@ -68,7 +69,9 @@ and flash need. --objective says what the choice maximises:
            one, density-greedy, two stalls rankings and a search that sees
            two functions thrashing one set) it keeps the samples plan
            unless another is predicted better by more than the sampling
-           error, and says which (docs/placement.md)
+           error, and says which (docs/placement.md); --runner-up plans
+           the one it ranked second instead: where it says the capture
+           can not tell the two apart, time both on the board
   samples  the busy samples moved, exactly (knapsack)
   density  busy samples per byte, densest first (greedy)
   misses   line fills per byte as tcmprof sim measured them on this image
@@ -153,6 +156,7 @@ workload's busy samples it moves.`,
 	f.StringVar(&o.objective, "objective", string(place.DefaultObjective), "what the plan maximises: "+objectiveNames())
 	addWideFlag(c, &o.wide)
 	f.StringVar(&o.simJSON, "sim-json", "", "a \"tcmprof sim --json\" result of this image: the line fills the misses objective ranks by")
+	f.BoolVar(&o.runnerUp, "runner-up", false, "plan the stalls objective's second-ranked plan instead of its choice, to time both on the board")
 	return c
 }
 
@@ -211,7 +215,7 @@ func runPlan(o *planOptions, s Streams) error {
 		cyclesPerUnit = float64(m.Cycles) / float64(m.Units)
 	}
 	plan, err := place.Build(in, place.Options{Budget: o.budgetBytes, Excludes: o.excludes, MinSamples: o.minSamples,
-		Layout: o.layout, Objective: place.Objective(o.objective), CyclesPerUnit: cyclesPerUnit})
+		Layout: o.layout, Objective: place.Objective(o.objective), CyclesPerUnit: cyclesPerUnit, RunnerUp: o.runnerUp})
 	if err != nil {
 		return budgetAdvice(err)
 	}

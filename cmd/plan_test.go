@@ -156,6 +156,8 @@ func TestPlacementCommandErrors(t *testing.T) {
 		{"plan budget over ITCM advice", append([]string{"plan", "--budget", "1M", "--format", "json", "-o", out}, elfArgs...), " bytes of free ITCM; give --budget "},
 		{"plan without map", []string{"plan", "--elf", fx.fw.ELF, fx.capture, "--format", "json", "-o", out}, "needs the link map"},
 		{"plan bad exclude", append([]string{"plan", "--exclude", "[", "--format", "json", "-o", out}, elfArgs...), "bad exclude pattern"},
+		{"plan runner-up of density", append([]string{"plan", "--objective", "density", "--runner-up"}, elfArgs...), "the runner-up is the stalls objective's second plan"},
+		{"plan runner-up where all fits", append([]string{"plan", "--runner-up", "--format", "json", "-o", out}, elfArgs...), "no runner-up: every plan the stalls objective weighs"},
 		{"plan unwritable", append([]string{"plan", "--format", "json", "-o", filepath.Join(dir, "no", "dir", "p.json")}, elfArgs...), "no such file"},
 		{"verify missing plan", []string{"verify", "--elf", fx.fw.ELF, "--plan", filepath.Join(dir, "none.json")}, "no such file"},
 		{"verify garbage plan", []string{"verify", "--elf", fx.fw.ELF, "--plan", garbage}, "not a plan file (tcmprof plan --format json writes one): json: unknown field"},

@@ -203,7 +203,15 @@ type Options struct {
 	// point gets a fiftieth); <= 0 means DefaultSearchNodes. Local search
 	// gets a quarter of it in cost evaluations.
 	SearchNodes int
+	// RunnerUp plans, at the main budget, the candidate the stalls
+	// objective ranked second instead of the one it chose: where the
+	// capture can not tell two plans apart, the board can time both.
+	RunnerUp bool
 }
+
+// ErrNoRunnerUp is Build's answer to Options.RunnerUp when no candidate
+// plan differs from the chosen one.
+var ErrNoRunnerUp = errors.New("no runner-up: every plan the stalls objective weighs at this budget moves the same functions")
 
 // InITCM reports whether addr lay in ITCM in the image the plan was made
 // from.
@@ -295,6 +303,9 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 	if !slices.Contains(Objectives(), opt.Objective) {
 		return nil, false, fmt.Errorf("unknown objective %q", opt.Objective)
 	}
+	if opt.RunnerUp && opt.Objective != ObjectiveStalls {
+		return nil, false, fmt.Errorf("the runner-up is the stalls objective's second plan; the %s objective makes one", opt.Objective)
+	}
 	if opt.Objective == ObjectiveMisses && !slices.ContainsFunc(in.Funcs, func(f Func) bool { return f.Misses > 0 }) {
 		return nil, false, errors.New("the misses objective needs the misses a model run of this image measured, and no function has any")
 	}
@@ -379,6 +390,7 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 		samplesTable = samples.layoutTable(int64(largest))
 	}
 	var chosen string // of the last plan1, for Plan.Chosen
+	var runnerUpErr error
 	// plan1 plans at budget b; search says to run the set search, which
 	// takes the plan's own budget about as long as the rest of planning
 	// on a real image (410 candidates), so the curve's other points
@@ -388,13 +400,20 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 			return p.greedy(int64(b)), false, 0
 		}
 		sel, optimal, upper = p.solve(table, int64(b), nodes)
+		runnerUp := search && opt.RunnerUp
 		if samples == nil {
+			if runnerUp {
+				runnerUpErr = ErrNoRunnerUp
+			}
 			return sel, optimal, upper
 		}
 		most, mostOptimal, _ := samples.solve(samplesTable, int64(b), nodes)
 		if !slices.Contains(most, false) {
 			// Every candidate fits: there is nothing to choose.
 			chosen = "every candidate fits the budget"
+			if runnerUp {
+				runnerUpErr = ErrNoRunnerUp
+			}
 			return most, mostOptimal, 0
 		}
 		// The knapsacks count each function's own stalls or samples;
@@ -407,11 +426,22 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 		if search {
 			cands = append(cands, candidate{"the set search", p.pressure.greedy(p, int64(b))})
 		}
-		sel, why := p.pressure.choose(p, int64(b), cands...)
+		sel, why, second := p.pressure.choose(p, int64(b), cands...)
 		chosen = fmt.Sprintf("the fewest stalls predicted of %d plans (docs/placement.md): %s", len(cands), why)
+		if runnerUp {
+			if second.sel == nil {
+				runnerUpErr = ErrNoRunnerUp
+				return sel, false, 0
+			}
+			chosen = fmt.Sprintf("the runner-up of %d plans (--runner-up): %s; the choice was %s", len(cands), second.why, why)
+			return second.sel, false, 0
+		}
 		return sel, false, 0
 	}
 	sel, optimal, upper := plan1(budget, opt.SearchNodes, true)
+	if runnerUpErr != nil {
+		return nil, false, runnerUpErr
+	}
 	plan.Chosen = chosen
 	if err := p.checkFits(sel, int64(budget)); err != nil {
 		return nil, false, err

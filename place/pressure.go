@@ -315,10 +315,16 @@ type candidate struct {
 // of the difference: the square root of the busy samples of the functions
 // the two plans do not share (a Poisson count's standard deviation), since
 // those are what the difference is estimated from.
-func (pr *pressure) choose(p *problem, budget int64, cands ...candidate) ([]bool, string) {
+//
+// It also returns the runner-up (Options.RunnerUp): the incumbent when
+// another replaced it, else the candidate predicted best of those that
+// move other functions than the chosen one (none: a nil sel).
+func (pr *pressure) choose(p *problem, budget int64, cands ...candidate) (sel []bool, why string, second runnerUp) {
 	fs := p.m.in.Funcs
 	best, bestLeft, firstLeft := -1, math.Inf(1), math.NaN()
+	lefts := make([]float64, len(cands))
 	for ci, c := range cands {
+		lefts[ci] = math.NaN()
 		cost := p.cost(c.sel)
 		if cost.Bytes > budget {
 			continue
@@ -330,6 +336,7 @@ func (pr *pressure) choose(p *problem, budget int64, cands ...candidate) ([]bool
 		for _, i := range p.order {
 			p.inPlan[i] = false
 		}
+		lefts[ci] = left
 		if ci == 0 {
 			firstLeft = left
 		}
@@ -348,12 +355,42 @@ func (pr *pressure) choose(p *problem, budget int64, cands ...candidate) ([]bool
 		}
 	}
 	if best < 0 {
-		return nil, ""
+		return nil, "", runnerUp{}
 	}
+	second = secondOf(cands, lefts, best)
 	if best == 0 || math.IsNaN(firstLeft) {
-		return cands[best].sel, fmt.Sprintf("%s (%.0f stall samples left in flash), no other predicted better by more than the sampling error", cands[best].rule, bestLeft)
+		return cands[best].sel, fmt.Sprintf("%s (%.0f stall samples left in flash), no other predicted better by more than the sampling error", cands[best].rule, bestLeft), second
 	}
-	return cands[best].sel, replacedWhy(cands[best].rule, bestLeft, cands[0].rule, firstLeft)
+	return cands[best].sel, replacedWhy(cands[best].rule, bestLeft, cands[0].rule, firstLeft), second
+}
+
+// runnerUp is the plan choose ranked second, and what it says of it.
+type runnerUp struct {
+	sel []bool
+	why string
+}
+
+// secondOf is the runner-up of choose's candidates, of which best won and
+// lefts holds the predictions (NaN: over the budget).
+func secondOf(cands []candidate, lefts []float64, best int) runnerUp {
+	second := -1
+	if best != 0 && !math.IsNaN(lefts[0]) {
+		second = 0
+	} else {
+		for ci, c := range cands {
+			if math.IsNaN(lefts[ci]) || slices.Equal(c.sel, cands[best].sel) {
+				continue
+			}
+			if second < 0 || lefts[ci] < lefts[second] {
+				second = ci
+			}
+		}
+	}
+	if second < 0 {
+		return runnerUp{}
+	}
+	return runnerUp{cands[second].sel, fmt.Sprintf("%s (%.0f stall samples left in flash, against %.0f for %s)",
+		cands[second].rule, lefts[second], lefts[best], cands[best].rule)}
 }
 
 // closeLead is the share of the incumbent's predicted stalls below which a
@@ -370,7 +407,7 @@ const closeLead = 0.05
 func replacedWhy(rule string, left float64, incumbent string, incumbentLeft float64) string {
 	why := fmt.Sprintf("%s (%.0f stall samples left in flash, against %.0f for %s)", rule, left, incumbentLeft, incumbent)
 	if incumbentLeft-left < closeLead*incumbentLeft {
-		why += fmt.Sprintf(", a lead under %.0f %%, which the model has seen go either way, so the capture can not tell the two apart", 100*closeLead)
+		why += fmt.Sprintf(", a lead under %.0f %%, which the model has seen go either way, so the capture can not tell the two apart: time both on the board (--runner-up plans the other)", 100*closeLead)
 	}
 	return why
 }

@@ -3,6 +3,7 @@
 package place
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -243,6 +244,26 @@ func TestStallsObjectiveCuresAGroup(t *testing.T) {
 	}
 	if !strings.Contains(noisy.Chosen, ": the exact samples plan (") || !strings.Contains(noisy.Chosen, "sampling error") {
 		t.Errorf("chosen: %q, want the samples plan for want of samples", noisy.Chosen)
+	}
+	// The runner-up of each: the samples plan the set search replaced,
+	// and the set search's plan the samples plan kept out.
+	for _, tc := range []struct {
+		scale      int
+		want, rule string
+	}{{1, "G1 H1", "the exact samples plan ("}, {100, "G1 G2", "the set search ("}} {
+		second, err := Build(groupsInput(tc.scale), Options{Budget: 128, Objective: ObjectiveStalls, MinSamples: 1, CurveBudgets: []uint32{128}, RunnerUp: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(planned(second), " "); got != tc.want || !strings.Contains(second.Chosen, "the runner-up of 5 plans (--runner-up): "+tc.rule) {
+			t.Errorf("samples ×%d, the runner-up: planned [%s], chosen %q; want [%s], named %q", tc.scale, got, second.Chosen, tc.want, tc.rule)
+		}
+	}
+	if _, err := Build(groupsInput(1), Options{Budget: 512, Objective: ObjectiveStalls, MinSamples: 1, RunnerUp: true}); !errors.Is(err, ErrNoRunnerUp) {
+		t.Errorf("the runner-up where every candidate fits: %v, want ErrNoRunnerUp", err)
+	}
+	if _, err := Build(groupsInput(1), Options{Budget: 128, Objective: ObjectiveSamples, RunnerUp: true}); err == nil || !strings.Contains(err.Error(), "the samples objective makes one") {
+		t.Errorf("the runner-up of the samples objective: %v, want it refused", err)
 	}
 	all, err := Build(groupsInput(1), Options{Budget: 512, Objective: ObjectiveStalls, MinSamples: 1, CurveBudgets: []uint32{512}})
 	if err != nil {
