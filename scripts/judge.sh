@@ -26,7 +26,9 @@
 # moves to another set alike.) With LAYOUTS=N every image is judged N
 # times: as planned, and with each of N-1 cold functions (no sample, from
 # the start to the end of .text) moved into ITCM too; the table gives each
-# plan's mean over its layouts, with the spread.
+# plan's mean over its layouts, with the spread. For a verdict near the
+# 3 % bar take LAYOUTS=6: over 2, plans 3.5 % behind came out within 3 %
+# over 6 (docs/placement.md).
 #
 # Environment: OPT (-Os), WORKLOAD (none, or alias, loops, mixed: the demo
 # Makefile's planner workloads), LAYOUTS (1), BUDGETS, OBJECTIVES, FROM
