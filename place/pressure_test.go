@@ -353,6 +353,10 @@ func TestReplacedWhySaysWhenTheCaptureCannotTell(t *testing.T) {
 	if !strings.Contains(close, "against 12371 for the exact samples plan") || !strings.Contains(close, "the capture can not tell the two apart") {
 		t.Errorf("a 4.2 %% lead: %q, want it named and called too close to tell", close)
 	}
+	close = replacedWhy("density-greedy", 11685, "the exact samples plan", 12317) // -O2 at 4 KB, 6 December: 5.1 %
+	if !strings.Contains(close, "the capture can not tell the two apart") {
+		t.Errorf("a 5.1 %% lead: %q, want it called too close to tell", close)
+	}
 	clear := replacedWhy("the set search", 7909, "the exact samples plan", 9898) // alias at 4 KB: 20 %
 	if strings.Contains(clear, "can not tell") {
 		t.Errorf("a 20 %% lead: %q, want no doubt cast", clear)
