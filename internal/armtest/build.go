@@ -85,7 +85,7 @@ func (b *Build) cached() (string, error) {
 		defer unlock()
 	}
 	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
-		return dir, nil
+		return dir, refresh(dir)
 	}
 	b.removeStale(dir)
 	if b.InPlace {
@@ -148,6 +148,21 @@ func (b *Build) key(src string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// refresh gives every file of a reused build the time of now. The key
+// matched the sources by content, so what was built from them is up to
+// date; but a fresh checkout gives the sources newer times than the
+// build, and make, which compares times, would then compile every object
+// again in each copy a test relinks (armtest.Copy keeps the times).
+func refresh(dir string) error {
+	now := time.Now()
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, now, now)
+	})
 }
 
 // lock takes an exclusive lock on path (created if need be), waiting for
