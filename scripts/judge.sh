@@ -65,16 +65,22 @@ say "stock image${WORKLOAD:+ (workload $WORKLOAD)}: modelling $CAPTURE_UNITS ech
 OUT=$stock UNITS=$CAPTURE_UNITS scripts/sim-demo.sh --json --capture "$OUT/stock.tcmcap" --rate 10000 >"$OUT/stock-capture.json"
 capture=$OUT/stock.tcmcap
 
-# plan_and_model NAME PLAN-ARGS...: plans from the stock capture, relinks a
-# copy of the stock build (only the link runs again) and models it.
-plan_and_model() {
+# plan_from_capture NAME PLAN-ARGS...: plans from the stock capture into
+# OUT/NAME.ld, NAME.plan.json and NAME.plan.txt.
+plan_from_capture() {
 	local name=$1
 	shift
-	local dir=$OUT/$name
-	cp -a "$stock" "$dir"
 	"$bin" plan --elf "$stock/tcmprof-demo.elf" --map "$stock/tcmprof-demo.map" --board "$board" "$capture" \
-		"$@" --format ld -o "$dir/itcm.ld" --format json -o "$OUT/$name.plan.json" >"$OUT/$name.plan.txt"
-	model "$dir" "$name"
+		"$@" --format ld -o "$OUT/$name.ld" --format json -o "$OUT/$name.plan.json" >"$OUT/$name.plan.txt"
+}
+
+# model_plan NAME: relinks a copy of the stock build with NAME's plan (only
+# the link runs again) and models it.
+model_plan() {
+	local dir=$OUT/$1
+	cp -a "$stock" "$dir"
+	cp "$OUT/$1.ld" "$dir/itcm.ld"
+	model "$dir" "$1"
 }
 
 # runner_up_and_model BUDGET PLAN-ARGS...: plans and models the stalls
@@ -83,12 +89,8 @@ plan_and_model() {
 runner_up_and_model() {
 	local b=$1 name=runner-up-$1 k
 	shift
-	if "$bin" plan --elf "$stock/tcmprof-demo.elf" --map "$stock/tcmprof-demo.map" --board "$board" "$capture" \
-		--objective stalls --runner-up "$@" --format ld -o "$OUT/$name.ld" --format json -o "$OUT/$name.plan.json" \
-		>"$OUT/$name.plan.txt" 2>"$OUT/$name.err"; then
-		cp -a "$stock" "$OUT/$name"
-		mv "$OUT/$name.ld" "$OUT/$name/itcm.ld"
-		model "$OUT/$name" "$name"
+	if plan_from_capture "$name" --objective stalls --runner-up "$@" 2>"$OUT/$name.err"; then
+		model_plan "$name"
 		return
 	fi
 	grep -q 'no runner-up' "$OUT/$name.err" || fail "runner-up at $b: $(cat "$OUT/$name.err")"
@@ -98,10 +100,9 @@ runner_up_and_model() {
 }
 
 say "all hot code in ITCM"
-"$bin" plan --elf "$stock/tcmprof-demo.elf" --map "$stock/tcmprof-demo.map" --board "$board" "$capture" \
-	--objective samples --min-samples 1 --format json -o "$OUT/allhot.plan.json" >/dev/null
-cold_patterns >"$OUT/cold.txt"
-plan_and_model allhot --objective samples --min-samples 1
+plan_from_capture allhot --objective samples --min-samples 1
+cold_patterns >"$OUT/cold.txt" # of allhot.plan.json, before the layouts are modelled
+model_plan allhot
 say "stock image: modelling $UNITS echoes"
 cp -a "$stock" "$OUT/stock-judged" # the layouts relink it; plans are made from the stock build
 model "$OUT/stock-judged" stock
@@ -137,7 +138,8 @@ for b in $BUDGETS; do
 		else
 			extra=()
 			[ "$obj" = misses ] && extra=(--sim-json "$OUT/stock-capture.json")
-			plan_and_model "$obj-$b" --objective "$obj" "${extra[@]}" "${budget[@]}"
+			plan_from_capture "$obj-$b" --objective "$obj" "${extra[@]}" "${budget[@]}"
+			model_plan "$obj-$b"
 		fi
 		row "$obj-$b" "$obj" "$b"
 	done
