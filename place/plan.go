@@ -164,6 +164,12 @@ type Plan struct {
 	// them out.
 	Entries  []Entry     `json:"entries"`
 	Excluded []Exclusion `json:"excluded"`
+	// FlashGroup is the sampled code the plan leaves in flash, to be
+	// linked together at the start of the flash code in this (its
+	// present) order, when it fits the I-cache: then none of its lines
+	// share a set beyond the cache's ways. Empty when it does not fit, or
+	// with Options.KeepFlashOrder. The prediction counts on it.
+	FlashGroup []Entry `json:"flash_group,omitempty"`
 	// Prediction is for Entries. Optimal says the search proved no
 	// selection within Budget is worth more to the objective under the
 	// cost model; UpperBound bounds what any selection can be worth either
@@ -207,6 +213,9 @@ type Options struct {
 	// objective ranked second instead of the one it chose: where the
 	// capture can not tell two plans apart, the board can time both.
 	RunnerUp bool
+	// KeepFlashOrder leaves the code in flash in its order (no
+	// Plan.FlashGroup), for a build that links only the ITCM block.
+	KeepFlashOrder bool
 }
 
 // ErrNoRunnerUp is Build's answer to Options.RunnerUp when no candidate
@@ -232,7 +241,7 @@ func (p *Plan) Validate() error {
 		return fmt.Errorf("plan block alignment %d is not a power of two", p.BlockAlign)
 	}
 	seen := make(map[string]bool)
-	for _, e := range p.Entries {
+	for _, e := range slices.Concat(p.Entries, p.FlashGroup) {
 		if e.Symbol == "" || e.Section == "" {
 			return errors.New("plan entry without symbol or section")
 		}
@@ -332,8 +341,13 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("boot root %q is not a function of the image", r))
 	}
 	var cands []int
+	// groupable: the sampled code a plan may link together in flash
+	// (Plan.FlashGroup), where the outputs can name it and nothing
+	// forbids moving it; boot code stays where the boot expects it.
+	groupable := make([]bool, len(in.Funcs))
 	for i := range in.Funcs {
 		reason, detail := classify(m, i, bootFrom, opt.Excludes, opt.MinSamples, opt.Layout)
+		groupable[i] = in.Funcs[i].Samples > 0 && (reason == "" || reason == ReasonFewSamples)
 		if reason == "" {
 			cands = append(cands, i)
 			continue
@@ -377,6 +391,9 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 	density := newProblem(m, cands, ObjectiveDensity.value(in.BusySamples))
 	p.pressure = newPressure(in)
 	density.pressure = p.pressure
+	if p.pressure != nil && !opt.KeepFlashOrder {
+		p.pressure.setGroupable(groupable)
+	}
 	// plan selects at one budget with the objective's method.
 	var table *layoutTable
 	if opt.Objective.exact() {
@@ -453,6 +470,15 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 		if s {
 			plan.Entries = append(plan.Entries, entryOf(&in.Funcs[cands[k]]))
 		}
+	}
+	if p.pressure != nil {
+		for k, i := range p.order {
+			p.inPlan[i] = sel[k]
+		}
+		for _, i := range p.pressure.flashGroup(p.inPlan) {
+			plan.FlashGroup = append(plan.FlashGroup, entryOf(&in.Funcs[i]))
+		}
+		clear(p.inPlan)
 	}
 
 	for _, b := range budgets {

@@ -44,6 +44,11 @@ type pressure struct {
 	// fields above are unused.
 	workloads []*pressure
 	weights   []float64
+	// groupable marks, per function of the input, the sampled code a plan
+	// may link together first in the flash code when it leaves it there
+	// (setGroupable); cacheBytes is what that code must fit in.
+	groupable  []bool
+	cacheBytes int64
 }
 
 // heatLine is one sampled flash line: where it is, its stalls if its set
@@ -196,12 +201,23 @@ func (pr *pressure) relink(inPlan []bool, added int64, at func(k int, delta int6
 		size := (int64(sh.Size) + added + 7) &^ 7
 		cur = alignUp64(int64(sh.Load)+size, int64(sh.CodeAlign))
 	}
+	grouped := pr.groupFits(inPlan)
+	if grouped {
+		// The group comes first, in its present order.
+		for k, i := range pr.flash {
+			if f := &fs[i]; pr.groupable[i] && !inPlan[i] {
+				cur = alignUp64(cur, int64(max(f.Align, 1)))
+				at(k, cur-int64(f.Addr))
+				cur += int64(f.Size)
+			}
+		}
+	}
 	for k, i := range pr.flash {
 		f := &fs[i]
 		a := int64(max(f.Align, 1))
 		gap := max(int64(f.Addr)-alignUp64(prevEnd, a), 0)
 		prevEnd = int64(f.Addr) + int64(f.Size)
-		if inPlan[i] {
+		if inPlan[i] || grouped && pr.groupable[i] {
 			cur += gap
 			continue
 		}
@@ -212,6 +228,65 @@ func (pr *pressure) relink(inPlan []bool, added int64, at func(k int, delta int6
 }
 
 func alignUp64(x, a int64) int64 { return (x + a - 1) / a * a }
+
+// setGroupable says which functions a plan may link together in flash
+// (Plan.FlashGroup): the sampled ones the linker outputs can name.
+func (pr *pressure) setGroupable(groupable []bool) {
+	for _, own := range pr.workloads {
+		own.setGroupable(groupable)
+	}
+	pr.groupable = groupable
+	g := pr.in.ICache
+	pr.cacheBytes = int64(g.Sets()) * int64(g.Ways) * int64(g.LineSize)
+}
+
+// groupFits reports whether the sampled code a selection leaves in flash,
+// linked together, fits the I-cache: the group's bytes, with the
+// alignment its members need, and the sampled code that can not join it
+// at most the cache's size. Then no set holds more of its lines than ways,
+// wherever the group starts, and it stays in the cache but for the cold
+// code that passes through; spread among cold code as the relink leaves
+// it, the same bytes can share sets (docs/placement.md, "The sampled code
+// left in flash, linked together"). More than the cache holds is left in
+// its order: which code then shares sets depends on the order, and the
+// capture can not tell a better one.
+func (pr *pressure) groupFits(inPlan []bool) bool {
+	if pr.groupable == nil {
+		return false
+	}
+	fs := pr.in.Funcs
+	var group, others int64
+	for _, i := range pr.flash {
+		f := &fs[i]
+		switch {
+		case inPlan[i] || f.Samples == 0:
+		case pr.groupable[i]:
+			group = alignUp64(group, int64(max(f.Align, 1))) + int64(f.Size)
+		default:
+			others += int64(f.Size)
+		}
+	}
+	return group > 0 && group+others <= pr.cacheBytes
+}
+
+// flashGroup lists, in address order, the functions a selection leaves in
+// flash that the plan links together, or nil when they do not fit.
+func (pr *pressure) flashGroup(inPlan []bool) []int {
+	if pr.workloads != nil {
+		// Every workload's relink lays out the same functions.
+		return pr.workloads[0].flashGroup(inPlan)
+	}
+	if !pr.groupFits(inPlan) {
+		return nil
+	}
+	var group []int
+	for _, i := range pr.flash {
+		if pr.groupable[i] && !inPlan[i] {
+			group = append(group, i)
+		}
+	}
+	return group
+}
 
 // remaining predicts the stall samples left in flash when the functions
 // marked in inPlan move and the ITCM block grows by added bytes.

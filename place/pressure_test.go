@@ -362,3 +362,105 @@ func TestReplacedWhySaysWhenTheCaptureCannotTell(t *testing.T) {
 		t.Errorf("a 20 %% lead: %q, want no doubt cast", clear)
 	}
 }
+
+// spreadInput is four sampled one-line functions, A, C, E and G, each
+// followed by a cold one (X1-X4), in the 128-byte cache of pressureInput:
+// the sampled lines are the even ones, all in set 0, and thrash (100 stall
+// samples each). pinned adds that many sampled lines the plan can not
+// touch (pinned), after them.
+func spreadInput(pinned int) *Input {
+	in := &Input{ITCMSize: 64 << 10, ITCMUsed: 0x100, FillPenalty: 500,
+		ICache: board.CacheGeometry{Size: 128, Ways: 2, LineSize: 32}}
+	k := 0
+	add := func(name string, samples int, stalls float64) *Func {
+		in.Funcs = append(in.Funcs, oneLineFunc(name, k, samples, LineHeat{Stalls: stalls, Entries: stalls / 500, Insns: 8, Samples: samples}))
+		in.BusySamples += samples
+		k++
+		f := &in.Funcs[len(in.Funcs)-1]
+		if samples == 0 {
+			f.Lines = nil // as imageinput gives them: line heat of sampled functions only
+		}
+		return f
+	}
+	for _, name := range []string{"A", "C", "E", "G"} {
+		add(name, 110, 100)
+		add("X"+name, 0, 0)
+	}
+	for p := range pinned {
+		add(fmt.Sprint("P", p), 20, 0).Pin = "sampler code"
+	}
+	return in
+}
+
+// TestFlashGroupWhenTheRestFitsTheCache: with one function moved, the
+// three sampled ones left would share set 0 wherever the relink shifts
+// them (each is two lines from the next), so they thrash; linked together
+// they take three lines of a four-line cache, no set holds more than its
+// ways, and the plan predicts every stall gone and names them, in address
+// order, for the ld-text fragment. Sampled code the plan may not touch
+// counts against the cache: with two pinned lines the group would not fit.
+func TestFlashGroupWhenTheRestFitsTheCache(t *testing.T) {
+	opt := Options{Budget: 32, Objective: ObjectiveStalls, MinSamples: 1, CurveBudgets: []uint32{32}}
+	p, err := Build(spreadInput(0), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := []string{"A", "C", "E", "G"}
+	left = slices.DeleteFunc(left, func(n string) bool { return slices.Contains(planned(p), n) })
+	if got := names(p.FlashGroup); !slices.Equal(got, left) || len(got) != 3 {
+		t.Errorf("flash group %v, want the three sampled functions not planned (%v) in address order", got, left)
+	}
+	if p.Prediction.Stalls != 400 {
+		t.Errorf("predicted %v stall samples removed, want all 400: the group fits the cache", p.Prediction.Stalls)
+	}
+	var summary strings.Builder
+	if err := WriteSummary(&summary, p, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(summary.String(), "flash group: the 3 sampled functions left in flash (96 bytes)") {
+		t.Errorf("the summary does not name the flash group:\n%s", summary.String())
+	}
+
+	opt.KeepFlashOrder = true
+	kept, err := Build(spreadInput(0), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept.FlashGroup) != 0 {
+		t.Errorf("--keep-flash-order: group %v, want none", names(kept.FlashGroup))
+	}
+	// Moving A alone: the relink moves C, E and G a line down, all into
+	// set 1, where they thrash (300); linked together they fit.
+	in := spreadInput(0)
+	pr := newPressure(in)
+	inPlan := make([]bool, len(in.Funcs))
+	inPlan[0] = true
+	if got := pr.remaining(inPlan, 32); got != 300 {
+		t.Errorf("A moved, in the link's order: %v stall samples left, want 300", got)
+	}
+	groupable := make([]bool, len(in.Funcs))
+	for i := range in.Funcs {
+		groupable[i] = in.Funcs[i].Samples > 0
+	}
+	pr.setGroupable(groupable)
+	if got, exp := pr.remaining(inPlan, 32), pr.expected(inPlan, 32); got != 0 || exp != 0 {
+		t.Errorf("A moved, the rest linked together: %v (expected %v) stall samples left, want 0", got, exp)
+	}
+
+	opt.KeepFlashOrder = false
+	crowded, err := Build(spreadInput(2), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(crowded.FlashGroup) != 0 {
+		t.Errorf("with 64 bytes of pinned sampled code: group %v, want none (96 + 64 bytes do not fit 128)", names(crowded.FlashGroup))
+	}
+}
+
+func names(entries []Entry) []string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Symbol)
+	}
+	return out
+}

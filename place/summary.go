@@ -61,6 +61,14 @@ func WriteSummary(w io.Writer, p *Plan, wide bool) error {
 	say(fmt.Sprintf("greedy by samples per byte: %d functions, %d bytes, %d samples (%s),", p.Greedy.Functions, p.Greedy.Bytes, p.Greedy.Samples, wording.Percent(p.Greedy.Share)),
 		fmt.Sprintf("%.0f stall samples removed (predicted)", p.Greedy.Stalls))
 	say(fmt.Sprintf("veneers in the image: %d now, %d predicted", p.VeneersBefore, pr.Veneers))
+	if len(p.FlashGroup) > 0 {
+		var size uint32
+		for _, e := range p.FlashGroup {
+			size += e.Size
+		}
+		say(fmt.Sprintf("flash group: the %d sampled functions left in flash (%d bytes)", len(p.FlashGroup), size),
+			"fit the I-cache, linked together first in the flash code", "(--format ld-text; the prediction counts on it)")
+	}
 	if len(p.Excluded) > 0 {
 		say(append([]string{"not planned:"}, texttable.Phrases(exclusionCounts(p.Excluded), ", ")...)...)
 	}
