@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -94,7 +95,7 @@ func planFiles(p *place.Plan) map[string][]string {
 		}
 		out[b] = append(out[b], full)
 	}
-	for _, e := range p.Entries {
+	for _, e := range slices.Concat(p.Entries, p.FlashGroup) {
 		note(e.Archive)
 		if e.Archive == "" {
 			note(e.Object)
@@ -127,8 +128,37 @@ func RenderLD(w io.Writer, p *place.Plan) ([]Skip, error) {
 	if len(p.Entries) > 0 {
 		fmt.Fprintf(bw, ". = ALIGN(%d);\n", p.BlockAlign)
 	}
+	skipped := writeSections(bw, p.Entries, files)
+	return skipped, bw.Flush()
+}
+
+// RenderLDText writes the GNU ld fragment that links the plan's flash
+// group (place.Plan.FlashGroup: the sampled code left in flash, when it
+// fits the I-cache) together, in the plan's order. INCLUDE it first in
+// the output section collecting *(.text*), before any pattern that could
+// match its sections:
+//
+//	.text : { INCLUDE tcmprof-text.ld *(.text .text.*) } > FLASH
+//
+// With no group it holds a comment only, so the INCLUDE always finds it.
+func RenderLDText(w io.Writer, p *place.Plan) ([]Skip, error) {
+	bw := bufio.NewWriter(w)
+	var size uint64
+	for _, e := range p.FlashGroup {
+		size += uint64(e.Size)
+	}
+	fmt.Fprintf(bw, "/* tcmprof flash group, build-id %s: %d sampled functions left in flash, %d bytes, linked together.\n",
+		orNone(p.BuildID), len(p.FlashGroup), size)
+	fmt.Fprintf(bw, "   INCLUDE first in the output section collecting *(.text*). */\n")
+	skipped := writeSections(bw, p.FlashGroup, planFiles(p))
+	return skipped, bw.Flush()
+}
+
+// writeSections writes a file-qualified input section pattern per entry
+// and returns those it can not express.
+func writeSections(w io.Writer, entries []place.Entry, files map[string][]string) []Skip {
 	var skipped []Skip
-	for _, e := range p.Entries {
+	for _, e := range entries {
 		file, ok1 := filePattern(&e, files)
 		section, ok2 := ldGlob(e.Section, "")
 		if e.Object == "" {
@@ -139,9 +169,9 @@ func RenderLD(w io.Writer, p *place.Plan) ([]Skip, error) {
 			skipped = append(skipped, Skip{e, "file or section name has characters an ld script can not express"})
 			continue
 		}
-		fmt.Fprintf(bw, "%s(%s)\n", file, section)
+		fmt.Fprintf(w, "%s(%s)\n", file, section)
 	}
-	return skipped, bw.Flush()
+	return skipped
 }
 
 func orNone(s string) string {

@@ -32,6 +32,7 @@ const (
 	ViolationITCMUse    = "ITCM use"         // more ITCM used than predicted, beyond tolerance
 	ViolationVeneers    = "veneers"          // more veneers than predicted, beyond tolerance
 	ViolationITCMExceed = "ITCM overflow"    // used bytes exceed the ITCM size
+	ViolationFlashGroup = "flash group"      // the plan's flash group is not linked together
 )
 
 // Violation is one way the rebuilt image departs from the plan.
@@ -153,7 +154,41 @@ func Verify(p *place.Plan, img *Image) (*Report, error) {
 	}
 	r.checkPrediction(ViolationITCMUse, "ITCM use %d bytes", r.ITCMUsed, r.PredictedITCMUsed, r.ITCMTolerance)
 	r.checkPrediction(ViolationVeneers, "%d veneers", int64(r.Veneers), int64(r.PredictedVeneers), int64(r.VeneerTolerance))
+	r.checkFlashGroup(p, img)
 	return r, nil
+}
+
+// checkFlashGroup checks that the plan's flash group (place.Plan.FlashGroup)
+// lies together in flash: its members outside ITCM, and from the first to
+// the end of the last no more bytes than they take laid out one after the
+// other, with their alignment and 4 bytes each for what a rebuild changes.
+// A group the build did not link together (its fragment not INCLUDEd)
+// leaves the sampled code spread among cold code, where the prediction did
+// not count on it.
+func (r *Report) checkFlashGroup(p *place.Plan, img *Image) {
+	if len(p.FlashGroup) == 0 {
+		return
+	}
+	lo, hi, together := uint64(1<<32), uint64(0), uint64(0)
+	for _, res := range place.Resolve(p.FlashGroup, img.Funcs) {
+		name := res.Entry.Key.String()
+		if res.Func == nil {
+			r.Violations = append(r.Violations, Violation{ViolationMissing, name, "of the flash group: no function of this name in the new image"})
+			continue
+		}
+		f := res.Func
+		if img.inITCM(f.Addr) {
+			r.Violations = append(r.Violations, Violation{ViolationFlashGroup, name, fmt.Sprintf("%s is in ITCM at %#x", f.Symbol, f.Addr)})
+			continue
+		}
+		a := uint64(max(f.Align, 1))
+		together = (together+a-1)/a*a + uint64(f.Size) + 4
+		lo, hi = min(lo, uint64(f.Addr)), max(hi, uint64(f.Addr)+uint64(f.Size))
+	}
+	if hi > lo && hi-lo > together {
+		r.Violations = append(r.Violations, Violation{ViolationFlashGroup, "",
+			fmt.Sprintf("its %d functions are spread over %d bytes from %#x; linked together they take %d (is the ld-text fragment INCLUDEd first in .text?)", len(p.FlashGroup), hi-lo, lo, together)})
+	}
 }
 
 // checkPrediction compares a measured count with its prediction: more than

@@ -98,12 +98,44 @@ func zephyrPathProblem(p string) string {
 // -ffunction-sections) can only be moved with its whole file, which is not
 // what the plan measured.
 //
+// The plan's flash group (place.Plan.FlashGroup) is relocated the same way
+// into the flash region (ZephyrFlashLocation, NOCOPY: run and load
+// address in flash, no copy at boot), which gen_relocate_app.py lays out
+// as one block after the vector table, before the ITCM load image and
+// .text, sorted by object and section name: together, in another order
+// than the plan's, which for code that fits the cache changes no set's
+// load.
+//
 // The relocation also needs ZephyrKconfig, and Zephyr v4.0 or later
 // (FILTER arrived with zephyrproject-rtos/zephyr PR #74402).
 func RenderZephyr(w io.Writer, p *place.Plan) ([]Skip, error) {
-	bySource := make(map[string][]place.Entry)
+	itcm, itcmSkipped := bySource(p.Entries)
+	group, groupSkipped := bySource(p.FlashGroup)
+	skipped := append(itcmSkipped, groupSkipped...)
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# tcmprof ITCM plan, build-id %s: %d functions, predicted %d bytes incl. padding and veneers.\n",
+		orNone(p.BuildID), len(p.Entries)-len(itcmSkipped), p.Prediction.Bytes)
+	fmt.Fprintf(bw, "# include() it after find_package(Zephyr). Needs Zephyr >= 4.0 (FILTER) and %s,\n", strings.TrimSpace(ZephyrKconfig))
+	fmt.Fprintf(bw, "# which tcmprof plan writes beside this file as .conf: pass it with -DEXTRA_CONF_FILE.\n")
+	skipped = append(skipped, writeRelocations(bw, itcm, ZephyrLocation)...)
+	if len(p.FlashGroup) > 0 {
+		fmt.Fprintf(bw, "# The flash group: %d sampled functions left in flash, linked together (they fit the I-cache).\n",
+			len(p.FlashGroup)-len(groupSkipped))
+		skipped = append(skipped, writeRelocations(bw, group, ZephyrFlashLocation+" NOCOPY")...)
+	}
+	return skipped, bw.Flush()
+}
+
+// ZephyrFlashLocation is the relocation target of the flash group: the
+// text of the cortex-m linker script's XIP region, FLASH.
+const ZephyrFlashLocation = "FLASH_TEXT"
+
+// bySource groups entries by source file, and returns those a
+// zephyr_code_relocate() call can not name.
+func bySource(entries []place.Entry) (map[string][]place.Entry, []Skip) {
+	out := make(map[string][]place.Entry)
 	var skipped []Skip
-	for _, e := range p.Entries {
+	for _, e := range entries {
 		if problem := zephyrPathProblem(e.Key.Source); problem != "" {
 			skipped = append(skipped, Skip{e, problem})
 			continue
@@ -112,18 +144,21 @@ func RenderZephyr(w io.Writer, p *place.Plan) ([]Skip, error) {
 			skipped = append(skipped, Skip{e, fmt.Sprintf("section %s has no \".text.\" in its name (object not built with -ffunction-sections?); gen_relocate_app.py would not relocate it", e.Section)})
 			continue
 		}
-		bySource[e.Key.Source] = append(bySource[e.Key.Source], e)
+		out[e.Key.Source] = append(out[e.Key.Source], e)
 	}
+	return out, skipped
+}
+
+// writeRelocations writes a zephyr_code_relocate() call per source, in
+// source order, to location (with its flags), and returns the entries
+// whose sections a FILTER can not name.
+func writeRelocations(w io.Writer, bySource map[string][]place.Entry, location string) []Skip {
 	sources := make([]string, 0, len(bySource))
 	for s := range bySource {
 		sources = append(sources, s)
 	}
 	sort.Strings(sources)
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# tcmprof ITCM plan, build-id %s: %d functions, predicted %d bytes incl. padding and veneers.\n",
-		orNone(p.BuildID), len(p.Entries)-len(skipped), p.Prediction.Bytes)
-	fmt.Fprintf(bw, "# include() it after find_package(Zephyr). Needs Zephyr >= 4.0 (FILTER) and %s,\n", strings.TrimSpace(ZephyrKconfig))
-	fmt.Fprintf(bw, "# which tcmprof plan writes beside this file as .conf: pass it with -DEXTRA_CONF_FILE.\n")
+	var skipped []Skip
 	for _, src := range sources {
 		var sections []string
 		for _, e := range bySource[src] {
@@ -137,9 +172,9 @@ func RenderZephyr(w io.Writer, p *place.Plan) ([]Skip, error) {
 			}
 			continue
 		}
-		fmt.Fprintf(bw, "zephyr_code_relocate(FILES %s LOCATION %s FILTER %s)\n", cmakeQuote(src), ZephyrLocation, cmakeQuote(filter))
+		fmt.Fprintf(w, "zephyr_code_relocate(FILES %s LOCATION %s FILTER %s)\n", cmakeQuote(src), location, cmakeQuote(filter))
 	}
-	return skipped, bw.Flush()
+	return skipped
 }
 
 // Collision is a function that a Zephyr plan would move although it is not

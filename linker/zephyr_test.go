@@ -160,3 +160,48 @@ func TestZephyrFilterEscaping(t *testing.T) {
 		t.Fatalf("relocated %q\nwant %q\nCMake:\n%s", got, want, cmake.String())
 	}
 }
+
+// TestZephyrRelocatesTheFlashGroup splits a plan of the test firmware into
+// ITCM entries and a flash group and checks, through the model of CMake
+// and gen_relocate_app.py, that the group's sections go to FLASH_TEXT with
+// NOCOPY (run where they load, no boot copy) and the ITCM ones to
+// ITCM_TEXT, each exactly.
+func TestZephyrRelocatesTheFlashGroup(t *testing.T) {
+	fw := buildFirmware(t)
+	base := readImage(t, fw, fw.link(t, "base", ""))
+	plan, err := place.Build(planInput(base), place.Options{Budget: -1, Layout: place.LayoutZephyr, CurveBudgets: []uint32{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(plan.Entries) / 2
+	if half == 0 {
+		t.Fatalf("plan of %d entries: too few to split", len(plan.Entries))
+	}
+	plan.Entries, plan.FlashGroup = plan.Entries[:half], plan.Entries[half:]
+	var cmake bytes.Buffer
+	if skipped, err := RenderZephyr(&cmake, plan); err != nil || len(skipped) > 0 {
+		t.Fatalf("RenderZephyr: %v, skipped %v", err, skipped)
+	}
+	objectOf := make(map[string]object)
+	for _, o := range fw.objects {
+		objectOf[o.source] = o
+	}
+	sectionsOf := func(source string) []string {
+		return armtest.SectionNames(t, filepath.Join(fw.dir, objectOf[source].path))
+	}
+	for _, tc := range []struct {
+		location string
+		entries  []place.Entry
+	}{{ZephyrLocation, plan.Entries}, {ZephyrFlashLocation, plan.FlashGroup}} {
+		want := make(map[string][]string)
+		for _, e := range tc.entries {
+			want[e.Key.Source] = append(want[e.Key.Source], e.Section)
+		}
+		for s := range want {
+			sort.Strings(want[s])
+		}
+		if got := zephyrtest.Relocated(t, cmake.String(), tc.location, sectionsOf); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: relocated\n  %v\nplanned\n  %v\nCMake:\n%s", tc.location, got, want, cmake.String())
+		}
+	}
+}

@@ -132,10 +132,13 @@ func relocationLine(line string) (string, error) {
 	}
 	single := map[string]string{}
 	var files []string
-	keyword := ""
+	keyword, flags := "", "COPY"
 	for _, a := range cmakeListSplit(args) {
 		switch a {
-		case "NOCOPY", "NOKEEP":
+		case "NOCOPY":
+			flags = "NOCOPY"
+			continue
+		case "NOKEEP":
 			return "", fmt.Errorf("unexpected option %s", a)
 		case "LIBRARY", "LOCATION", "PHDR", "FILTER", "FILES":
 			keyword = a
@@ -161,7 +164,7 @@ func relocationLine(line string) (string, error) {
 			return "", fmt.Errorf("relative file %s", f)
 		}
 	}
-	out := single["LOCATION"] + ":COPY:" + strings.Join(files, ";") + "," + single["FILTER"]
+	out := single["LOCATION"] + ":" + flags + ":" + strings.Join(files, ";") + "," + single["FILTER"]
 	if strings.Contains(out, "$<") {
 		return "", errors.New("generator expression in the relocation line")
 	}
@@ -169,26 +172,26 @@ func relocationLine(line string) (string, error) {
 }
 
 // scriptInput is gen_relocate_app.py's parse_input_string.
-func scriptInput(line string) (region string, files []string, filter string, err error) {
+func scriptInput(line string) (region, flags string, files []string, filter string, err error) {
 	region, rest, ok := strings.Cut(line, ":")
 	if !ok {
-		return "", nil, "", errors.New("no ':' after the region")
+		return "", "", nil, "", errors.New("no ':' after the region")
 	}
-	_, rest, ok = strings.Cut(rest, ":")
+	flags, rest, ok = strings.Cut(rest, ":")
 	if !ok {
-		return "", nil, "", errors.New("no ':' after the flags")
+		return "", "", nil, "", errors.New("no ':' after the flags")
 	}
 	fileList, filter, ok := strings.Cut(rest, ",")
 	if !ok {
-		return "", nil, "", errors.New("no ',' after the files")
+		return "", "", nil, "", errors.New("no ',' after the files")
 	}
 	for _, f := range strings.Split(fileList, ";") {
 		if strings.ContainsAny(f, "*?[") {
-			return "", nil, "", fmt.Errorf("%s looks like a pattern", f)
+			return "", "", nil, "", fmt.Errorf("%s looks like a pattern", f)
 		}
 		files = append(files, f)
 	}
-	return region, files, filter, nil
+	return region, flags, files, filter, nil
 }
 
 // pythonSearch runs Python's re.search(filter, name) for every query and
@@ -223,7 +226,8 @@ type searchQuery struct {
 // Relocated runs CMake text through the model and returns, by source file,
 // the sections the script would relocate from that source's object (whose
 // sections are given by sections) to location, each filter checked with
-// Go and Python; the CMake must name no other location.
+// Go and Python. The CMake may name two locations: ITCM_TEXT, copied at
+// boot, and FLASH_TEXT (a plan's flash group), NOCOPY.
 func Relocated(t testing.TB, cmake, location string, sections func(source string) []string) map[string][]string {
 	t.Helper()
 	type call struct {
@@ -241,12 +245,15 @@ func Relocated(t testing.TB, cmake, location string, sections func(source string
 		if err != nil {
 			t.Fatalf("CMake would reject %q: %v", line, err)
 		}
-		region, files, filter, err := scriptInput(dict)
+		region, flags, files, filter, err := scriptInput(dict)
 		if err != nil {
 			t.Fatalf("gen_relocate_app.py would reject %q: %v", dict, err)
 		}
-		if region != location || len(files) != 1 || filter == "" {
-			t.Fatalf("line %q gives region %q files %q filter %q", line, region, files, filter)
+		if wantFlags := map[string]string{"ITCM_TEXT": "COPY", "FLASH_TEXT": "NOCOPY"}[region]; flags != wantFlags || len(files) != 1 || filter == "" {
+			t.Fatalf("line %q gives region %q flags %q files %q filter %q", line, region, flags, files, filter)
+		}
+		if region != location {
+			continue
 		}
 		calls = append(calls, call{files[0], filter, sections(files[0])})
 	}
