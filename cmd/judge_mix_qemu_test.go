@@ -61,12 +61,12 @@ func TestMixPlansJudgedByTheModel(t *testing.T) {
 	var table strings.Builder
 	fmt.Fprintf(&table, "stock: %.0f cycles per echo, %.0f per bulk datagram\nplan  echo      bulk      mix\n", stockCycles["echo"], stockCycles["bulk"])
 	for _, p := range plans {
-		frag := filepath.Join(dir, p.name+".ld")
+		frag, text := filepath.Join(dir, p.name+".ld"), filepath.Join(dir, p.name+".text.ld")
 		args := append([]string{"plan", "--elf", stock.elf, "--map", stock.mapFile, "--board", "qemu-demo"}, strings.Fields(p.captures)...)
-		if code, _, stderr := tcmprof(append(args, "--budget", "8K", "--format", "ld", "-o", frag)...); code != 0 {
+		if code, _, stderr := tcmprof(append(args, "--budget", "8K", "--format", "ld", "-o", frag, "--format", "ld-text", "-o", text)...); code != 0 {
 			t.Fatalf("plan %s: exit %d: %s", p.name, code, stderr)
 		}
-		image := relinkDemo(t, stock, filepath.Join(dir, p.name), frag)
+		image := relinkDemo(t, stock, filepath.Join(dir, p.name), frag, text)
 		for _, w := range workloads {
 			c := modelDemo(t, on(image, w), from, warmup, w.units).CyclesPerUnit
 			cycles[[2]string{p.name, w.name}] = c

@@ -89,10 +89,11 @@ func judgeWorkload(t *testing.T, workload string) {
 		t.Fatal(err)
 	}
 
-	// layouts judges the image of fragment (a plan's ld fragment, "" for
-	// none) as linked and with coldPattern moved too, and returns the
-	// mean cycles per echo and the first layout's model.
-	layouts := func(name, fragment string) (float64, simJSON) {
+	// layouts judges the image of fragment and text (a plan's ld and
+	// ld-text fragments, "" for none) as linked and with coldPattern moved
+	// too, and returns the mean cycles per echo and the first layout's
+	// model.
+	layouts := func(name, fragment, text string) (float64, simJSON) {
 		t.Helper()
 		var plan []byte
 		if fragment != "" {
@@ -108,7 +109,7 @@ func judgeWorkload(t *testing.T, workload string) {
 			if err := os.WriteFile(frag, append(append([]byte(nil), plan...), extra...), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			res := modelDemo(t, relinkDemo(t, stock, filepath.Join(dir, fmt.Sprintf("%s-l%d", name, k)), frag), from, warmup, units)
+			res := modelDemo(t, relinkDemo(t, stock, filepath.Join(dir, fmt.Sprintf("%s-l%d", name, k)), frag, text), from, warmup, units)
 			if k == 0 {
 				first = res
 			}
@@ -119,10 +120,10 @@ func judgeWorkload(t *testing.T, workload string) {
 	// planned plans from the capture, relinks and judges.
 	planned := func(name string, args ...string) (float64, simJSON, int64) {
 		t.Helper()
-		frag := filepath.Join(dir, name+".ld")
+		frag, text := filepath.Join(dir, name+".ld"), filepath.Join(dir, name+".text.ld")
 		planJSON := filepath.Join(dir, name+".plan.json")
 		args = append([]string{"plan", "--elf", stock.elf, "--map", stock.mapFile, "--board", "qemu-demo", capture,
-			"--format", "ld", "-o", frag, "--format", "json", "-o", planJSON}, args...)
+			"--format", "ld", "-o", frag, "--format", "ld-text", "-o", text, "--format", "json", "-o", planJSON}, args...)
 		if code, _, stderr := tcmprof(args...); code != 0 {
 			t.Fatalf("plan %s: exit %d: %s", name, code, stderr)
 		}
@@ -133,11 +134,11 @@ func judgeWorkload(t *testing.T, workload string) {
 		if slices.ContainsFunc(p.Entries, func(e place.Entry) bool { return e.Symbol == "net_route_add" }) {
 			t.Fatalf("plan %s moves net_route_add, the cold function of the second layout", name)
 		}
-		mean, first := layouts(name, frag)
+		mean, first := layouts(name, frag, text)
 		return mean, first, p.Prediction.Bytes
 	}
 
-	base, _ := layouts("stock", "")
+	base, _ := layouts("stock", "", "")
 	allHot, _, hotBytes := planned("allhot", "--min-samples", "1")
 	var table strings.Builder
 	fmt.Fprintf(&table, "stock %.0f cycles per echo; all hot code in ITCM (%d B) %.0f (means of 2 layouts)\n", base, hotBytes, allHot)
@@ -197,5 +198,57 @@ func judgeWorkload(t *testing.T, workload string) {
 	}
 	if share := density["16K"].StallShare; share < 0.1 {
 		t.Errorf("density-greedy at 16K leaves %.1f %% of the cycles in stalls: the demo saturates before 32 KB", 100*share)
+	}
+}
+
+// TestFlashGroupOnAlias plans the alias workload at 4 KB, where the 25 KB
+// of hot code a plan leaves in flash fits the cache but lies in groups 16
+// KB apart among cold code: the plan names it as its flash group, the
+// relink with the ld-text fragment lays it out together (verify checks
+// it), and the model takes less than half the cycles per echo of the same
+// ITCM plan linked without it. Verify rejects the build without it.
+func TestFlashGroupOnAlias(t *testing.T) {
+	qemutest.Need(t)
+	dir := t.TempDir()
+	stock := buildWorkload(t, "-Os", "alias")
+	const from, warmup, captureUnits, units = 100, 100, 1000, 300
+	trace := filepath.Join(dir, "stock.trace")
+	traceDemo(t, stock, trace, from, from+warmup+captureUnits)
+	capture := filepath.Join(dir, "stock.tcmcap")
+	if code, _, stderr := tcmprof("sim", "--elf", stock.elf, "--map", stock.mapFile, "--board", "qemu-demo",
+		"--warmup", fmt.Sprint(warmup), "--units", fmt.Sprint(captureUnits), "--capture", capture, "--rate", "40000", trace); code != 0 {
+		t.Fatalf("sim --capture: exit %d: %s", code, stderr)
+	}
+	frag, text, planJSON := filepath.Join(dir, "itcm.ld"), filepath.Join(dir, "text.ld"), filepath.Join(dir, "plan.json")
+	code, stdout, stderr := tcmprof("plan", "--elf", stock.elf, "--map", stock.mapFile, "--board", "qemu-demo", capture, "--budget", "4K",
+		"--format", "ld", "-o", frag, "--format", "ld-text", "-o", text, "--format", "json", "-o", planJSON)
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, stderr)
+	}
+	p, err := readPlan(planJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groupBytes uint32
+	for _, e := range p.FlashGroup {
+		groupBytes += e.Size
+	}
+	if groupBytes == 0 || groupBytes > 32<<10 || !slices.ContainsFunc(p.FlashGroup, func(e place.Entry) bool { return strings.HasPrefix(e.Symbol, "alias_g") }) {
+		t.Fatalf("flash group of %d functions, %d bytes: want the codec's members left in flash, within the 32 KB cache\n%s", len(p.FlashGroup), groupBytes, stdout)
+	}
+
+	grouped := relinkDemo(t, stock, filepath.Join(dir, "grouped"), frag, text)
+	if code, out, stderr := tcmprof("verify", "--elf", grouped.elf, "--map", grouped.mapFile, "--plan", planJSON); code != 0 {
+		t.Errorf("verify of the build with the flash group: exit %d\n%s%s", code, out, stderr)
+	}
+	spread := relinkDemo(t, stock, filepath.Join(dir, "spread"), frag, "")
+	if code, out, _ := tcmprof("verify", "--elf", spread.elf, "--map", spread.mapFile, "--plan", planJSON); code == 0 || !strings.Contains(out, "flash group: its ") {
+		t.Errorf("verify of the build without the flash group: exit %d, want it rejected for the group\n%s", code, out)
+	}
+	together := modelDemo(t, grouped, from, warmup, units).CyclesPerUnit
+	apart := modelDemo(t, spread, from, warmup, units).CyclesPerUnit
+	t.Logf("alias at 4 KB: %.0f cycles per echo with the flash group, %.0f without", together, apart)
+	if together > apart/2 {
+		t.Errorf("with the flash group %.0f cycles per echo, without %.0f: want less than half", together, apart)
 	}
 }

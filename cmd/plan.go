@@ -36,6 +36,7 @@ type planOptions struct {
 	objective  string
 	simJSON    string
 	runnerUp   bool
+	keepOrder  bool
 	wide       bool
 
 	// Set by validate: the layout the formats need and the budget in
@@ -48,6 +49,7 @@ type planOptions struct {
 const (
 	formatZephyr = "zephyr"
 	formatLD     = "ld"
+	formatLDText = "ld-text"
 	formatList   = "list"
 	formatJSON   = "json"
 	formatCurve  = "curve"
@@ -76,6 +78,11 @@ and flash need. --objective says what the choice maximises:
   density  busy samples per byte, densest first (greedy)
   misses   line fills per byte as tcmprof sim measured them on this image
            (--sim-json): the reference the others are judged against
+When the sampled code a plan leaves in flash fits the I-cache, the plan
+also links it together (the flash group: ld-text, and zephyr's output), so
+that none of its lines share a set beyond the cache's ways, and predicts
+for it; spread among cold code as the link leaves it, the same code can
+thrash (docs/placement.md).
 It prints the predicted ITCM use, the share of busy samples covered, the
 stall samples the plan is predicted to remove (and the cycles per unit of
 work, for a capture tcmprof sim modelled), the plan against the greedy
@@ -102,8 +109,14 @@ writes to standard output, and the summary goes to standard error):
   json    the plan itself, for "tcmprof verify" (and for humans)
   ld      a GNU ld fragment to INCLUDE inside an ITCM output section that
           comes before the one collecting *(.text*)
+  ld-text a GNU ld fragment to INCLUDE first in the output section
+          collecting *(.text*): it links the sampled code the plan leaves
+          in flash together when that code fits the I-cache (then none of
+          its lines share a set beyond the cache's ways), which the
+          prediction counts on; --keep-flash-order plans without it
   zephyr  zephyr_code_relocate() calls (Zephyr 4.0 or later) for the
-          application's CMakeLists.txt to include() after find_package(Zephyr);
+          application's CMakeLists.txt to include() after find_package(Zephyr)
+          (the flash group, as ld-text's, to FLASH_TEXT NOCOPY);
           the Kconfig fragment it needs (CONFIG_CODE_DATA_RELOCATION=y) is
           written beside it, with the extension replaced by .conf
           (-o itcm.cmake also writes itcm.conf, for -DEXTRA_CONF_FILE;
@@ -149,7 +162,7 @@ workload's busy samples it moves.`,
 	f := c.Flags()
 	f.StringVar(&o.budget, "budget", "", "ITCM bytes the plan may add, e.g. 32K or 24576 (default: all the free ITCM)")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "glob of functions never to move (symbol, base name, source path or file name); repeatable")
-	f.StringArrayVar(&o.formats, "format", nil, "output format: zephyr, ld, list, json or curve; pairs with the -o that follows")
+	f.StringArrayVar(&o.formats, "format", nil, "output format: zephyr, ld, ld-text, list, json or curve; pairs with the -o that follows")
 	f.StringArrayVarP(&o.outputs, "output", "o", nil, "file to write in the matching --format")
 	f.StringVar(&o.svg, "svg", "", "draw the benefit curve (busy samples moved and predicted cycles against budget) as SVG")
 	f.IntVar(&o.minSamples, "min-samples", place.DefaultMinSamples, "fewest busy samples a function needs to be planned")
@@ -157,6 +170,7 @@ workload's busy samples it moves.`,
 	addWideFlag(c, &o.wide)
 	f.StringVar(&o.simJSON, "sim-json", "", "a \"tcmprof sim --json\" result of this image: the line fills the misses objective ranks by")
 	f.BoolVar(&o.runnerUp, "runner-up", false, "plan the stalls objective's second-ranked plan instead of its choice, to time both on the board")
+	f.BoolVar(&o.keepOrder, "keep-flash-order", false, "leave the code in flash in its order: no flash group (--format ld-text) for a build that links only the ITCM block")
 	return c
 }
 
@@ -215,7 +229,7 @@ func runPlan(o *planOptions, s Streams) error {
 		cyclesPerUnit = float64(m.Cycles) / float64(m.Units)
 	}
 	plan, err := place.Build(in, place.Options{Budget: o.budgetBytes, Excludes: o.excludes, MinSamples: o.minSamples,
-		Layout: o.layout, Objective: place.Objective(o.objective), CyclesPerUnit: cyclesPerUnit, RunnerUp: o.runnerUp})
+		Layout: o.layout, Objective: place.Objective(o.objective), CyclesPerUnit: cyclesPerUnit, RunnerUp: o.runnerUp, KeepFlashOrder: o.keepOrder})
 	if err != nil {
 		return budgetAdvice(err)
 	}
@@ -224,6 +238,9 @@ func runPlan(o *planOptions, s Streams) error {
 	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(s.Err, "tcmprof: warning: %s\n", w)
+	}
+	if len(plan.FlashGroup) > 0 && slices.Contains(o.formats, formatLD) && !slices.Contains(o.formats, formatLDText) {
+		fmt.Fprintf(s.Err, "tcmprof: warning: the plan links the %d sampled functions it leaves in flash together, and its prediction counts on it: write them with --format ld-text, or plan with --keep-flash-order\n", len(plan.FlashGroup))
 	}
 	// Hot code the linker can not move alone is worth a build change
 	// (-ffunction-sections), so it is said where it is seen.
@@ -397,9 +414,9 @@ func (o *planOptions) validate() error {
 				return errors.New("--format ld and zephyr lay the functions out in different orders, so their padding differs: make one plan for each")
 			}
 			layout = l
-		case formatList, formatJSON, formatCurve:
+		case formatList, formatJSON, formatCurve, formatLDText:
 		default:
-			return fmt.Errorf("unknown --format %q (zephyr, ld, list, json or curve)", f)
+			return fmt.Errorf("unknown --format %q (zephyr, ld, ld-text, list, json or curve)", f)
 		}
 		for _, out := range append([]string{o.outputs[i]}, confPath(o.outputs[i], f)...) {
 			if seen[out] {
@@ -444,6 +461,8 @@ func (o *planOptions) writePlan(put func(path string, write func(io.Writer) erro
 			return place.WriteCurveTable(w, p.Curve, p.CyclesPerUnit, o.wide)
 		case formatLD:
 			skipped, err = linker.RenderLD(w, p)
+		case formatLDText:
+			skipped, err = linker.RenderLDText(w, p)
 		case formatZephyr:
 			skipped, err = linker.RenderZephyr(w, p)
 		}

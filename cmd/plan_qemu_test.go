@@ -48,13 +48,14 @@ func buildWorkload(t *testing.T, opt, workload string) demoBuild {
 	return demoBuild{b.Dir, opt, b.ELF, b.Map, workload, 0}
 }
 
-// relinkDemo relinks b with an ITCM fragment into dir. The objects are
-// copied with their times (armtest.Copy), so make only relinks: the
-// fragment is the one input that changed.
-func relinkDemo(t *testing.T, b demoBuild, dir, fragment string) demoBuild {
+// relinkDemo relinks b with an ITCM fragment and a .text one (a plan's
+// flash group; "" for none) into dir. The objects are copied with their
+// times (armtest.Copy), so make only relinks: the fragments are the one
+// input that changed.
+func relinkDemo(t *testing.T, b demoBuild, dir, fragment, text string) demoBuild {
 	t.Helper()
 	armtest.Copy(t, b.dir, dir)
-	r := qemutest.BuildInto(t, qemu.BuildOptions{OutDir: dir, Opt: b.opt, Workload: b.workload, ITCMFragment: fragment})
+	r := qemutest.BuildInto(t, qemu.BuildOptions{OutDir: dir, Opt: b.opt, Workload: b.workload, ITCMFragment: fragment, TextFragment: text})
 	return demoBuild{dir, b.opt, r.ELF, r.Map, b.workload, b.benchSwitch}
 }
 
@@ -136,7 +137,7 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 	}
 
 	t.Run("relink verify boot capture", func(t *testing.T) {
-		after := relinkDemo(t, before, filepath.Join(dir, "Os-itcm"), ldFrag)
+		after := relinkDemo(t, before, filepath.Join(dir, "Os-itcm"), ldFrag, "")
 		code, stdout, stderr := tcmprof("verify", "--elf", after.elf, "--map", after.mapFile, "--plan", planPath)
 		if code != 0 {
 			t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
@@ -210,7 +211,7 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 		if len(kept) != len(strings.Split(string(frag), "\n"))-1 {
 			t.Fatalf("removing %s from the fragment took %d lines", victim.Section, len(strings.Split(string(frag), "\n"))-len(kept))
 		}
-		after := relinkDemo(t, before, filepath.Join(dir, "Os-broken"), broken)
+		after := relinkDemo(t, before, filepath.Join(dir, "Os-broken"), broken, "")
 		code, stdout, stderr := tcmprof("verify", "--elf", after.elf, "--plan", planPath)
 		want := regexp.MustCompile(`(?m)^VIOLATION not in ITCM: ` + regexp.QuoteMeta(victim.Key.String()) + `: `)
 		if code != exitVerifyFailed || !want.MatchString(stdout) || !strings.Contains(stderr, victim.Symbol) {
@@ -245,7 +246,7 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 		if err := os.WriteFile(unsafe, append(frag, line...), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		after := relinkDemo(t, before, filepath.Join(dir, "Os-unsafe"), unsafe)
+		after := relinkDemo(t, before, filepath.Join(dir, "Os-unsafe"), unsafe, "")
 		code, stdout, _ := tcmprof("verify", "--elf", after.elf, "--plan", planPath)
 		if code != exitVerifyFailed || !regexp.MustCompile(`(?m)^VIOLATION excluded in ITCM: boot_copy .*boot-critical`).MatchString(stdout) {
 			t.Errorf("verify with boot_copy in ITCM: exit %d\n%s", code, stdout)
@@ -320,7 +321,7 @@ func TestPlacementLoopOnQEMUDemo(t *testing.T) {
 		if err := os.WriteFile(frag, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		placed := relinkDemo(t, o2, filepath.Join(dir, "O2-itcm"), frag)
+		placed := relinkDemo(t, o2, filepath.Join(dir, "O2-itcm"), frag, "")
 		_, stdout, _ := tcmprof("verify", "--elf", placed.elf, "--plan", planPath)
 		violation := regexp.MustCompile(`(?m)^VIOLATION ([^:]+): (.*)$`)
 		for _, m := range violation.FindAllStringSubmatch(stdout, -1) {

@@ -109,7 +109,7 @@ func TestSimOnQEMUDemo(t *testing.T) {
 		"--min-samples", "1", "--format", "ld", "-o", frag); code != 0 {
 		t.Fatalf("plan: exit %d: %s", code, stderr)
 	}
-	hot := relinkDemo(t, stock, filepath.Join(dir, "itcm"), frag)
+	hot := relinkDemo(t, stock, filepath.Join(dir, "itcm"), frag, "")
 	hotTrace := filepath.Join(dir, "itcm.trace")
 	traceDemo(t, hot, hotTrace, from, from+warmup+units)
 	code, out, stderr := tcmprof("sim", "--elf", hot.elf, "--map", hot.mapFile, "--board", "qemu-demo", "--warmup", "20", "--json", hotTrace)

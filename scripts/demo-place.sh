@@ -39,7 +39,8 @@ before_map="$PWD/$out/firmware/tcmprof-demo.map"
 
 say "planning ITCM from before.tcmcap (all the free ITCM, ld layout)"
 "$bin" plan --elf "$before_elf" --map "$before_map" --board "$board" "$out/before.tcmcap" \
-	--format ld -o "$out/itcm.ld" --format json -o "$out/plan.json" --svg "$out/curve.svg" >"$out/plan.txt"
+	--format ld -o "$out/itcm.ld" --format ld-text -o "$out/text.ld" --format json -o "$out/plan.json" \
+	--svg "$out/curve.svg" >"$out/plan.txt"
 # The same choice for a Zephyr build: a plan of its own, since Zephyr's
 # gen_relocate_app.py orders the sections differently (other padding).
 "$bin" plan --elf "$before_elf" --map "$before_map" --board "$board" "$out/before.tcmcap" \
@@ -48,8 +49,8 @@ say "planning ITCM from before.tcmcap (all the free ITCM, ld layout)"
 sed -n '/^objective /q;p' "$out/plan.txt"
 
 fw="$PWD/$out/firmware-itcm"
-say "relinking the firmware ($opt) with itcm.ld into $fw"
-if ! make -C firmware-sampler/qemu OUT="$fw" OPT="$opt" ITCM_LD="$PWD/$out/itcm.ld" >"$out/firmware-itcm-build.log" 2>&1; then
+say "relinking the firmware ($opt) with itcm.ld and text.ld into $fw"
+if ! make -C firmware-sampler/qemu OUT="$fw" OPT="$opt" ITCM_LD="$PWD/$out/itcm.ld" TEXT_LD="$PWD/$out/text.ld" >"$out/firmware-itcm-build.log" 2>&1; then
 	tail -n 30 "$out/firmware-itcm-build.log" >&2
 	fail "relink failed (log: $out/firmware-itcm-build.log)"
 fi

@@ -32,8 +32,8 @@ EOF
 }
 
 # model IMAGE-DIR NAME: traces and models UNITS echoes of the image in
-# IMAGE-DIR, relinked with its itcm.ld (if any) and in each layout (layout
-# k > 0: with the k-th cold pattern too), into NAME-l<k>.json.
+# IMAGE-DIR, relinked with its itcm.ld and text.ld (if any) and in each
+# layout (layout k > 0: with the k-th cold pattern too), into NAME-l<k>.json.
 model() {
 	local dir=$1 name=$2 k
 	for k in $(seq 0 $((LAYOUTS - 1))); do
@@ -42,6 +42,8 @@ model() {
 			if [ -f "$dir/itcm.ld" ]; then cat "$dir/itcm.ld"; fi
 			if [ "$k" != 0 ]; then sed -n "${k}p" "$OUT/cold.txt"; fi
 		} >"$ld"
-		env OUT="$dir" UNITS="$UNITS" ITCM_LD="$ld" scripts/sim-demo.sh --json >"$OUT/$name-l$k.json"
+		local text=()
+		if [ -f "$dir/text.ld" ]; then text=(TEXT_LD="$dir/text.ld"); fi
+		env OUT="$dir" UNITS="$UNITS" ITCM_LD="$ld" "${text[@]}" scripts/sim-demo.sh --json >"$OUT/$name-l$k.json"
 	done
 }

@@ -82,7 +82,8 @@ plan() { # NAME CAPTURE... -- PLAN-ARGS...
 	done
 	shift
 	"$bin" plan --elf "$stock/tcmprof-demo.elf" --map "$stock/tcmprof-demo.map" --board "$board" "${captures[@]}" \
-		"$@" --format ld -o "$OUT/$name.ld" --format json -o "$OUT/$name.plan.json" >"$OUT/$name.plan.txt"
+		"$@" --format ld -o "$OUT/$name.ld" --format ld-text -o "$OUT/$name.text.ld" \
+		--format json -o "$OUT/$name.plan.json" >"$OUT/$name.plan.txt"
 }
 
 # judge NAME: relinks a copy of the stock build with NAME's plan (none for
@@ -90,7 +91,7 @@ plan() { # NAME CAPTURE... -- PLAN-ARGS...
 judge() {
 	local name=$1 dir=$OUT/image-$1 w
 	cp -a "$stock" "$dir"
-	if [ -f "$OUT/$name.ld" ]; then cp "$OUT/$name.ld" "$dir/itcm.ld"; fi
+	if [ -f "$OUT/$name.ld" ]; then cp "$OUT/$name.ld" "$dir/itcm.ld" && cp "$OUT/$name.text.ld" "$dir/text.ld"; fi
 	for w in "${workloads[@]}"; do
 		BENCH_SWITCH=${switch[$w]} UNITS=${units[$w]} model "$dir" "$name-$w"
 	done

@@ -66,12 +66,13 @@ OUT=$stock UNITS=$CAPTURE_UNITS scripts/sim-demo.sh --json --capture "$OUT/stock
 capture=$OUT/stock.tcmcap
 
 # plan_from_capture NAME PLAN-ARGS...: plans from the stock capture into
-# OUT/NAME.ld, NAME.plan.json and NAME.plan.txt.
+# OUT/NAME.ld, NAME.text.ld, NAME.plan.json and NAME.plan.txt.
 plan_from_capture() {
 	local name=$1
 	shift
 	"$bin" plan --elf "$stock/tcmprof-demo.elf" --map "$stock/tcmprof-demo.map" --board "$board" "$capture" \
-		"$@" --format ld -o "$OUT/$name.ld" --format json -o "$OUT/$name.plan.json" >"$OUT/$name.plan.txt"
+		"$@" --format ld -o "$OUT/$name.ld" --format ld-text -o "$OUT/$name.text.ld" \
+		--format json -o "$OUT/$name.plan.json" >"$OUT/$name.plan.txt"
 }
 
 # model_plan NAME: relinks a copy of the stock build with NAME's plan (only
@@ -80,6 +81,7 @@ model_plan() {
 	local dir=$OUT/$1
 	cp -a "$stock" "$dir"
 	cp "$OUT/$1.ld" "$dir/itcm.ld"
+	cp "$OUT/$1.text.ld" "$dir/text.ld"
 	model "$dir" "$1"
 }
 

@@ -11,6 +11,7 @@
 # Makefile: alias, loops, mixed, bulk; none), BENCH_SWITCH (the value the
 # testbench finds at the image's bench_switch symbol at reset: WORKLOAD=bulk's
 # 1 runs bulk transfer instead of the echo; none), ITCM_LD (a GNU ld fragment for .itcm; none),
+# TEXT_LD (one for the top of .text: plan --format ld-text; none),
 # FROM (echoes skipped before the trace starts: past the demo's calibration,
 # 100), WARMUP (300), UNITS (2000), OUT (build directory, build/sim-demo/OPT).
 # Arguments go to `tcmprof sim` (--json, --capture FILE, --top N, ...).
@@ -32,6 +33,9 @@ make -s build >&2
 make_args=(-s -C firmware-sampler/qemu OUT="$(realpath -m "$OUT")" OPT="$OPT" WORKLOAD="$WORKLOAD")
 if [ -n "${ITCM_LD:-}" ]; then
 	make_args+=(ITCM_LD="$(realpath "$ITCM_LD")")
+fi
+if [ -n "${TEXT_LD:-}" ]; then
+	make_args+=(TEXT_LD="$(realpath "$TEXT_LD")")
 fi
 make "${make_args[@]}" all plugin >&2
 elf=$OUT/tcmprof-demo.elf

@@ -65,6 +65,9 @@ type BuildOptions struct {
 	// section (input section patterns such as
 	// `*libnet.a:checksum.o(.text.net_checksum_hot)`); empty for none.
 	ITCMFragment string
+	// TextFragment is a GNU ld fragment placed first in .text (a plan's
+	// flash group, tcmprof plan --format ld-text); empty for none.
+	TextFragment string
 	// NIC "lan9118" adds the board's Ethernet controller as a second
 	// interface of the echo (StartOptions.EchoForward reaches it); "" none.
 	NIC string
@@ -109,15 +112,21 @@ func Build(opts BuildOptions) (elfPath, mapPath string, err error) {
 	default:
 		return "", "", fmt.Errorf("qemu build: workload %q is not alias, loops, mixed or bulk", opts.Workload)
 	}
-	if opts.ITCMFragment != "" {
-		frag, err := filepath.Abs(opts.ITCMFragment)
+	for _, f := range []struct{ what, variable, path string }{
+		{"ITCM fragment", "ITCM_LD", opts.ITCMFragment},
+		{".text fragment", "TEXT_LD", opts.TextFragment},
+	} {
+		if f.path == "" {
+			continue
+		}
+		frag, err := filepath.Abs(f.path)
 		if err != nil {
 			return "", "", fmt.Errorf("qemu build: %w", err)
 		}
 		if _, err := os.Stat(frag); err != nil {
-			return "", "", fmt.Errorf("qemu build: ITCM fragment: %w", err)
+			return "", "", fmt.Errorf("qemu build: %s: %w", f.what, err)
 		}
-		args = append(args, "ITCM_LD="+frag)
+		args = append(args, f.variable+"="+frag)
 	}
 	if err := runMake(args, opts.Log); err != nil {
 		return "", "", err
