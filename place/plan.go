@@ -392,7 +392,7 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 	p.pressure = newPressure(in)
 	density.pressure = p.pressure
 	if p.pressure != nil && !opt.KeepFlashOrder {
-		p.pressure.setGroupable(groupable)
+		p.pressure.setGroupable(groupable, m.callees)
 	}
 	// plan selects at one budget with the objective's method.
 	var table *layoutTable

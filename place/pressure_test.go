@@ -413,6 +413,9 @@ func TestFlashGroupWhenTheRestFitsTheCache(t *testing.T) {
 	if p.Prediction.Stalls != 400 {
 		t.Errorf("predicted %v stall samples removed, want all 400: the group fits the cache", p.Prediction.Stalls)
 	}
+	if !strings.Contains(p.Chosen, "the exact samples plan (0 stall samples left in flash): the sampled code it leaves in flash fits the cache") {
+		t.Errorf("chosen: %q, want the samples plan, whose code left in flash fits the cache", p.Chosen)
+	}
 	var summary strings.Builder
 	if err := WriteSummary(&summary, p, false); err != nil {
 		t.Fatal(err)
@@ -442,7 +445,7 @@ func TestFlashGroupWhenTheRestFitsTheCache(t *testing.T) {
 	for i := range in.Funcs {
 		groupable[i] = in.Funcs[i].Samples > 0
 	}
-	pr.setGroupable(groupable)
+	pr.setGroupable(groupable, make([][]int32, len(in.Funcs)))
 	if got, exp := pr.remaining(inPlan, 32), pr.expected(inPlan, 32); got != 0 || exp != 0 {
 		t.Errorf("A moved, the rest linked together: %v (expected %v) stall samples left, want 0", got, exp)
 	}
@@ -455,6 +458,56 @@ func TestFlashGroupWhenTheRestFitsTheCache(t *testing.T) {
 	if len(crowded.FlashGroup) != 0 {
 		t.Errorf("with 64 bytes of pinned sampled code: group %v, want none (96 + 64 bytes do not fit 128)", names(crowded.FlashGroup))
 	}
+	// The QEMU demo's testbench is not on the board: sampled, it takes no
+	// room in the cache.
+	testbench := spreadInput(2)
+	for i := range testbench.Funcs {
+		if testbench.Funcs[i].Pin != "" {
+			testbench.Funcs[i].Pin, testbench.Funcs[i].Kind = "testbench code", board.KindTestbench
+		}
+	}
+	offBoard, err := Build(testbench, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offBoard.FlashGroup) != 3 {
+		t.Errorf("with 64 bytes of sampled testbench code: group %v, want three", names(offBoard.FlashGroup))
+	}
+	// With 32 bytes of it the group fits exactly; when the group calls
+	// the planned function, the veneer of that call (8 bytes) is the group's
+	// too, and it no longer does.
+	exact, err := Build(spreadInput(1), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exact.FlashGroup) != 3 {
+		t.Errorf("with 32 bytes of pinned sampled code: group %v, want three (96 + 32 bytes fit 128)", names(exact.FlashGroup))
+	}
+	calling := spreadInput(1)
+	for _, caller := range []string{"A", "C", "E", "G"} {
+		for _, callee := range []string{"A", "C", "E", "G"} {
+			if caller != callee {
+				calling.Edges = append(calling.Edges, Edge{Caller: funcAddr(calling, caller), Callee: funcAddr(calling, callee)})
+			}
+		}
+	}
+	opt.Budget, opt.CurveBudgets = 56, []uint32{56} // one function and the veneers of its three calls back
+	veneered, err := Build(calling, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(veneered.Entries) != 1 || len(veneered.FlashGroup) != 0 {
+		t.Errorf("calling the planned function: planned %v, group %v; want one planned and no group (96 + 8 + 32 bytes do not fit 128)", planned(veneered), names(veneered.FlashGroup))
+	}
+}
+
+func funcAddr(in *Input, symbol string) uint32 {
+	for _, f := range in.Funcs {
+		if f.Symbol == symbol {
+			return f.Addr
+		}
+	}
+	panic("no function " + symbol)
 }
 
 func names(entries []Entry) []string {
