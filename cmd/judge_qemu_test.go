@@ -238,8 +238,8 @@ func TestFlashGroupOnAlias(t *testing.T) {
 	}
 
 	grouped := relinkDemo(t, stock, filepath.Join(dir, "grouped"), frag, text)
-	if code, out, stderr := tcmprof("verify", "--elf", grouped.elf, "--map", grouped.mapFile, "--plan", planJSON); code != 0 {
-		t.Errorf("verify of the build with the flash group: exit %d\n%s%s", code, out, stderr)
+	if code, out, stderr := tcmprof("verify", "--elf", grouped.elf, "--map", grouped.mapFile, "--plan", planJSON); code != 0 || !strings.Contains(out, fmt.Sprintf("flash group: %d functions in ", len(p.FlashGroup))) {
+		t.Errorf("verify of the build with the flash group: exit %d, want 0 and where the group lies\n%s%s", code, out, stderr)
 	}
 	spread := relinkDemo(t, stock, filepath.Join(dir, "spread"), frag, "")
 	if code, out, _ := tcmprof("verify", "--elf", spread.elf, "--map", spread.mapFile, "--plan", planJSON); code == 0 || !strings.Contains(out, "flash group: its ") {

@@ -140,6 +140,9 @@ func writeVerifyReport(w io.Writer, p *place.Plan, r *linker.Report) int {
 	fmt.Fprintf(w, "planned functions in ITCM: %d of %d\n", inITCM, len(p.Entries))
 	fmt.Fprintf(w, "ITCM use: %d bytes, predicted %d (tolerance +%d)\n", r.ITCMUsed, r.PredictedITCMUsed, r.ITCMTolerance)
 	fmt.Fprintf(w, "veneers: %d, predicted %d (tolerance +%d)\n", r.Veneers, r.PredictedVeneers, r.VeneerTolerance)
+	if r.GroupSpan > 0 {
+		fmt.Fprintf(w, "flash group: %d functions in %d bytes from %#x (%d laid out together)\n", len(p.FlashGroup), r.GroupSpan, r.GroupFrom, r.GroupTogether)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

@@ -62,6 +62,11 @@ type Report struct {
 	// Notes are departures that are not failures: renumbered clones, less
 	// ITCM or fewer veneers than predicted, unplanned newcomers in ITCM.
 	Notes []string
+	// GroupFrom and GroupSpan are where the plan's flash group lies in the
+	// image, from its first member to the end of its last, and
+	// GroupTogether what its members take laid out one after the other
+	// (checkFlashGroup); zero without a group.
+	GroupFrom, GroupSpan, GroupTogether uint64
 }
 
 // ITCMTolerance is how far the rebuilt image's ITCM use may exceed the
@@ -185,9 +190,17 @@ func (r *Report) checkFlashGroup(p *place.Plan, img *Image) {
 		together = (together+a-1)/a*a + uint64(f.Size) + 4
 		lo, hi = min(lo, uint64(f.Addr)), max(hi, uint64(f.Addr)+uint64(f.Size))
 	}
-	if hi > lo && hi-lo > together {
+	if hi <= lo {
+		return
+	}
+	r.GroupFrom, r.GroupSpan, r.GroupTogether = lo, hi-lo, together
+	if hi-lo > together {
+		how := "is the ld-text fragment INCLUDEd first in .text?"
+		if p.Layout == place.LayoutZephyr {
+			how = "was the image built with the plan's FLASH_TEXT relocations?"
+		}
 		r.Violations = append(r.Violations, Violation{ViolationFlashGroup, "",
-			fmt.Sprintf("its %d functions are spread over %d bytes from %#x; linked together they take %d (is the ld-text fragment INCLUDEd first in .text?)", len(p.FlashGroup), hi-lo, lo, together)})
+			fmt.Sprintf("its %d functions are spread over %d bytes from %#x; linked together they take %d (%s)", len(p.FlashGroup), hi-lo, lo, together, how)})
 	}
 }
 

@@ -66,8 +66,12 @@ func WriteSummary(w io.Writer, p *Plan, wide bool) error {
 		for _, e := range p.FlashGroup {
 			size += e.Size
 		}
+		output := "(--format ld-text; the prediction counts on it)"
+		if p.Layout == LayoutZephyr {
+			output = "(--format zephyr's FLASH_TEXT relocations; the prediction counts on it)"
+		}
 		say(fmt.Sprintf("flash group: the %d sampled functions left in flash (%d bytes)", len(p.FlashGroup), size),
-			"fit the I-cache, linked together first in the flash code", "(--format ld-text; the prediction counts on it)")
+			"fit the I-cache, linked together in the flash code", output)
 	}
 	if len(p.Excluded) > 0 {
 		say(append([]string{"not planned:"}, texttable.Phrases(exclusionCounts(p.Excluded), ", ")...)...)
