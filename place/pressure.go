@@ -153,9 +153,13 @@ func newSetPressure(in *Input) *pressure {
 	}
 	sort.Slice(pr.flash, func(a, b int) bool { return in.Funcs[pr.flash[a]].Addr < in.Funcs[pr.flash[b]].Addr })
 	setOf := func(addr int64) int64 { return addr / pr.lineSize % pr.sets }
+	last := int64(-1) // a line two functions share is one line of its set
 	for _, i := range pr.flash {
 		for _, l := range in.Funcs[i].Lines {
-			pr.count[setOf(int64(l.Addr))]++
+			if line := int64(l.Addr) / pr.lineSize; line != last {
+				pr.count[line%pr.sets]++
+				last = line
+			}
 		}
 	}
 	var thrashing, entries float64
@@ -318,11 +322,15 @@ func (pr *pressure) remaining(inPlan []bool, added int64) float64 {
 	}
 	clear(pr.count)
 	clear(pr.stall)
+	last := int64(-1) // relink places the functions in address order
 	pr.relink(inPlan, added, func(k int, delta int64) {
 		for _, h := range pr.lines[k] {
-			set := (h.addr + delta + pr.lineSize/2) / pr.lineSize % pr.sets
-			pr.count[set]++
-			pr.stall[set] += h.thrash
+			line := (h.addr + delta + pr.lineSize/2) / pr.lineSize
+			if line != last {
+				pr.count[line%pr.sets]++
+				last = line
+			}
+			pr.stall[line%pr.sets] += h.thrash
 		}
 	})
 	var left float64
@@ -365,12 +373,22 @@ func (pr *pressure) lru(inPlan []bool, added int64) float64 {
 	for s := range pr.rates {
 		pr.rates[s] = pr.rates[s][:0]
 	}
+	last := int64(-1) // the last line with a rate, in address order
 	place := func(k int, delta int64) {
 		for _, h := range pr.lines[k] {
-			if h.rate > 0 {
-				set := (h.addr + delta + pr.lineSize/2) / pr.lineSize % pr.sets
-				pr.rates[set] = append(pr.rates[set], h.rate)
+			if h.rate == 0 {
+				continue
 			}
+			line := (h.addr + delta + pr.lineSize/2) / pr.lineSize
+			rs := pr.rates[line%pr.sets]
+			if line == last {
+				// The end of one function and the start of the next:
+				// one line, fetched for both.
+				rs[len(rs)-1] += h.rate
+				continue
+			}
+			pr.rates[line%pr.sets] = append(rs, h.rate)
+			last = line
 		}
 	}
 	if inPlan == nil {

@@ -517,3 +517,26 @@ func names(entries []Entry) []string {
 	}
 	return out
 }
+
+// TestSharedLineIsOneLine: two 16-byte functions in one 32-byte line and
+// a third function two lines on, all in set 0 of pressureInput's cache
+// (two ways): the set holds two lines, which fit, however many functions
+// they hold; counted per function it would hold three and thrash.
+func TestSharedLineIsOneLine(t *testing.T) {
+	in := &Input{ITCMSize: 64 << 10, ITCMUsed: 0x100, BusySamples: 330, FillPenalty: 500,
+		ICache: board.CacheGeometry{Size: 128, Ways: 2, LineSize: 32}}
+	for k, name := range []string{"A", "B"} {
+		f := oneLineFunc(name, 0, 110, LineHeat{Stalls: 100, Entries: 0.2, Insns: 4, Samples: 110})
+		f.Addr, f.Size = f.Addr+uint32(16*k), 16
+		in.Funcs = append(in.Funcs, f)
+	}
+	in.Funcs = append(in.Funcs, oneLineFunc("C", 2, 110, LineHeat{Stalls: 100, Entries: 0.2, Insns: 8, Samples: 110}))
+	pr := newPressure(in)
+	stay := make([]bool, len(in.Funcs))
+	if got := pr.remaining(stay, 0); got != 0 {
+		t.Errorf("A and B share a line: %v stall samples left in set 0, want 0 (two lines in two ways)", got)
+	}
+	if got := pr.lru(stay, 0); got != 0 {
+		t.Errorf("A and B share a line: LRU predicts %v stall samples, want 0", got)
+	}
+}
