@@ -85,7 +85,7 @@ capture_from_qemu "$out/after.tcmcap" "$out/capture-itcm.log"
 
 say "before -> after, busy shares per region:"
 sed -n '/^by region/,/^$/p' "$out/diff.txt"
-say "placement artefacts in $out/: plan.json plan.txt curve.svg itcm.ld itcm.cmake itcm.conf"
+say "placement artefacts in $out/: plan.json plan.txt curve.svg itcm.ld text.ld itcm.cmake itcm.conf"
 say "  firmware-itcm/ verify.txt after.tcmcap after-report.txt after.pb.gz diff.txt summary.txt"
 
 # QEMU's samples fall in proportion to instructions, a board's in
