@@ -540,3 +540,33 @@ func TestSharedLineIsOneLine(t *testing.T) {
 		t.Errorf("A and B share a line: LRU predicts %v stall samples, want 0", got)
 	}
 }
+
+// TestUnseenFunctions: Chao's estimate of the functions that ran without a
+// sample, from the sampled functions wherever the plan lists them (once
+// each), and the summary's line about it when the plan has a flash group.
+func TestUnseenFunctions(t *testing.T) {
+	entry := func(name string, samples int) Entry {
+		return Entry{Symbol: name, Section: ".text." + name, Object: name + ".o", Samples: samples}
+	}
+	p := &Plan{Layout: LayoutLD,
+		Entries:    []Entry{entry("a", 1), entry("b", 1), entry("c", 5)},
+		FlashGroup: []Entry{entry("d", 2), entry("e", 1)},
+		Excluded:   []Exclusion{{Entry: entry("e", 1), Reason: ReasonFewSamples}, {Entry: entry("f", 2), Reason: ReasonFewSamples}},
+	}
+	// f1 = 3 (a, b, e once), f2 = 2 (d, f): 9/4.
+	if got := p.UnseenFunctions(); got != 2.25 {
+		t.Errorf("unseen %v, want 2.25", got)
+	}
+	var out strings.Builder
+	if err := WriteSummary(&out, p, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "functions that run without a sample: about 2") {
+		t.Errorf("summary without the unseen functions:\n%s", out.String())
+	}
+	p.Excluded = p.Excluded[:1] // no function of two samples: f1(f1-1)/2
+	p.FlashGroup = p.FlashGroup[1:]
+	if got := p.UnseenFunctions(); got != 3 {
+		t.Errorf("unseen %v without doubletons, want 3", got)
+	}
+}
