@@ -50,11 +50,11 @@ type pressure struct {
 	// may link together first in the flash code when it leaves it there
 	// (setGroupable); cacheBytes is what that code must fit in; callees
 	// are each function's (model.callees), for the veneers the group's
-	// calls into ITCM add, and stubStamp their scratch.
+	// calls into ITCM add, and stubStamp marks those counted.
 	groupable  []bool
 	cacheBytes int64
 	callees    [][]int32
-	stubStamp  []int32
+	stubStamp  []bool
 }
 
 // heatLine is one sampled flash line: where it is, its stalls if its set
@@ -248,7 +248,7 @@ func (pr *pressure) setGroupable(groupable []bool, callees [][]int32) {
 		own.setGroupable(groupable, callees)
 	}
 	pr.groupable, pr.callees = groupable, callees
-	pr.stubStamp = make([]int32, len(groupable))
+	pr.stubStamp = make([]bool, len(groupable))
 	g := pr.in.ICache
 	pr.cacheBytes = int64(g.Sets()) * int64(g.Ways) * int64(g.LineSize)
 }
@@ -283,8 +283,8 @@ func (pr *pressure) groupFits(inPlan []bool) bool {
 		case pr.groupable[i]:
 			group = alignUp64(group, int64(max(f.Align, 1))) + int64(f.Size)
 			for _, t := range pr.callees[i] {
-				if inPlan[t] && pr.stubStamp[t] == 0 {
-					pr.stubStamp[t] = 1
+				if inPlan[t] && !pr.stubStamp[t] {
+					pr.stubStamp[t] = true
 					group += StubSize
 				}
 			}
