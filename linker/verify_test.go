@@ -59,3 +59,52 @@ func TestVerifyRules(t *testing.T) {
 		t.Errorf("notes %q, want clone, less ITCM, fewer veneers", rep.Notes)
 	}
 }
+
+// TestVerifyFlashGroup checks the flash group's rules: together is clean;
+// other code among its members but within the cache's size is a note (a
+// relocation pattern can take a section of another object of the same
+// name); spread over more than the cache, in ITCM, or gone is a violation.
+func TestVerifyFlashGroup(t *testing.T) {
+	entry := func(sym string, addr uint32) place.Entry {
+		return place.Entry{Key: place.KeyFor("/s/a.c", sym), Symbol: sym, Section: ".text." + sym, Object: "a.o", Addr: addr, Size: 16}
+	}
+	plan := &place.Plan{Version: place.PlanVersion, Layout: place.LayoutZephyr, BlockAlign: 8, ITCMSize: 0x1000,
+		FlashGroup:  []place.Entry{entry("g1", 0x6000_0000), entry("g2", 0x6000_4000)},
+		GroupWithin: 128,
+	}
+	fn := func(sym string, addr uint32) place.Func {
+		return place.Func{Key: place.KeyFor("/s/a.c", sym), Symbol: sym, Addr: addr, Size: 16, Align: 4}
+	}
+	for _, tc := range []struct {
+		what      string
+		g1, g2    uint32
+		violation string // a substring of the one violation, "" for none
+		noteAmong bool
+	}{
+		{"together", 0x6000_1000, 0x6000_1010, "", false},
+		{"other code among them", 0x6000_1000, 0x6000_1050, "", true},
+		{"spread", 0x6000_1000, 0x6000_1100, "flash group: its 2 functions are spread over 272 bytes from 0x60001000, more than the 128 they must lie within; linked together they take 40 (was the image built with the plan's FLASH_TEXT relocations?)", false},
+		{"one in ITCM", 0x6000_1000, 0x100, "flash group: g2", false},
+	} {
+		img := &Image{ITCMSize: 0x1000, Funcs: []place.Func{fn("g1", tc.g1), fn("g2", tc.g2)}}
+		rep, err := Verify(plan, img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vs []string
+		for _, v := range rep.Violations {
+			vs = append(vs, v.String())
+		}
+		if tc.violation == "" && len(vs) > 0 || tc.violation != "" && (len(vs) != 1 || !strings.Contains(vs[0], tc.violation)) {
+			t.Errorf("%s: violations %q, want %q", tc.what, vs, tc.violation)
+		}
+		among := len(rep.Notes) == 1 && strings.Contains(rep.Notes[0], "other code lies among them")
+		if among != tc.noteAmong {
+			t.Errorf("%s: notes %q", tc.what, rep.Notes)
+		}
+	}
+	img := &Image{ITCMSize: 0x1000, Funcs: []place.Func{fn("g1", 0x6000_1000)}}
+	if rep, _ := Verify(plan, img); len(rep.Violations) != 1 || rep.Violations[0].Kind != ViolationMissing {
+		t.Errorf("g2 gone: violations %v, want it missing", rep.Violations)
+	}
+}

@@ -170,6 +170,10 @@ type Plan struct {
 	// share a set beyond the cache's ways. Empty when it does not fit, or
 	// with Options.KeepFlashOrder. The prediction counts on it.
 	FlashGroup []Entry `json:"flash_group,omitempty"`
+	// GroupWithin is the I-cache's size, which the flash group must lie
+	// within for none of its lines to share a set beyond the ways (what
+	// verify checks); 0 without a group.
+	GroupWithin uint32 `json:"group_within,omitempty"`
 	// Prediction is for Entries. Optimal says the search proved no
 	// selection within Budget is worth more to the objective under the
 	// cost model; UpperBound bounds what any selection can be worth either
@@ -477,6 +481,9 @@ func build(in *Input, opt Options) (*Plan, bool, error) {
 		}
 		for _, i := range p.pressure.flashGroup(p.inPlan) {
 			plan.FlashGroup = append(plan.FlashGroup, entryOf(&in.Funcs[i]))
+		}
+		if len(plan.FlashGroup) > 0 {
+			plan.GroupWithin = in.ICache.Size
 		}
 		clear(p.inPlan)
 	}

@@ -413,6 +413,9 @@ func TestFlashGroupWhenTheRestFitsTheCache(t *testing.T) {
 	if p.Prediction.Stalls != 400 {
 		t.Errorf("predicted %v stall samples removed, want all 400: the group fits the cache", p.Prediction.Stalls)
 	}
+	if p.GroupWithin != 128 {
+		t.Errorf("the group must lie within %d bytes, want the cache's 128", p.GroupWithin)
+	}
 	if !strings.Contains(p.Chosen, "the exact samples plan (0 stall samples left in flash): the sampled code it leaves in flash fits the cache") {
 		t.Errorf("chosen: %q, want the samples plan, whose code left in flash fits the cache", p.Chosen)
 	}
