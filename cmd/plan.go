@@ -109,11 +109,12 @@ writes to standard output, and the summary goes to standard error):
   json    the plan itself, for "tcmprof verify" (and for humans)
   ld      a GNU ld fragment to INCLUDE inside an ITCM output section that
           comes before the one collecting *(.text*)
-  ld-text a GNU ld fragment to INCLUDE first in the output section
-          collecting *(.text*): it links the sampled code the plan leaves
-          in flash together when that code fits the I-cache (then none of
-          its lines share a set beyond the cache's ways), which the
-          prediction counts on; --keep-flash-order plans without it
+  ld-text a GNU ld fragment to INCLUDE in a flash output section of its
+          own before the ITCM load image and .text: it links the sampled
+          code the plan leaves in flash together when that code fits the
+          I-cache (then none of its lines share a set beyond the cache's
+          ways), which the prediction counts on; --keep-flash-order plans
+          without it
   zephyr  zephyr_code_relocate() calls (Zephyr 4.0 or later) for the
           application's CMakeLists.txt to include() after find_package(Zephyr)
           (the flash group, as ld-text's, to FLASH_TEXT NOCOPY);

@@ -134,11 +134,14 @@ func RenderLD(w io.Writer, p *place.Plan) ([]Skip, error) {
 
 // RenderLDText writes the GNU ld fragment that links the plan's flash
 // group (place.Plan.FlashGroup: the sampled code left in flash, when it
-// fits the I-cache) together, in the plan's order. INCLUDE it first in
-// the output section collecting *(.text*), before any pattern that could
-// match its sections:
+// fits the I-cache) together, in the plan's order. INCLUDE it in a flash
+// output section of its own before the ITCM load image and the one
+// collecting *(.text*) (ld assigns a section to the first pattern that
+// matches it), where Zephyr's FLASH_TEXT relocation puts the group and
+// the prediction expects it; ld writes the veneers of the group's calls
+// into ITCM right after it:
 //
-//	.text : { INCLUDE tcmprof-text.ld *(.text .text.*) } > FLASH
+//	.text_group : { INCLUDE tcmprof-text.ld } > FLASH
 //
 // With no group it holds a comment only, so the INCLUDE always finds it.
 func RenderLDText(w io.Writer, p *place.Plan) ([]Skip, error) {
@@ -149,7 +152,7 @@ func RenderLDText(w io.Writer, p *place.Plan) ([]Skip, error) {
 	}
 	fmt.Fprintf(bw, "/* tcmprof flash group, build-id %s: %d sampled functions left in flash, %d bytes, linked together.\n",
 		orNone(p.BuildID), len(p.FlashGroup), size)
-	fmt.Fprintf(bw, "   INCLUDE first in the output section collecting *(.text*). */\n")
+	fmt.Fprintf(bw, "   INCLUDE in a flash output section of its own, before the ITCM load image and .text. */\n")
 	skipped := writeSections(bw, p.FlashGroup, planFiles(p))
 	return skipped, bw.Flush()
 }

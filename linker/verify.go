@@ -203,7 +203,7 @@ func (r *Report) checkFlashGroup(p *place.Plan, img *Image) {
 	}
 	switch {
 	case hi-lo > within:
-		how := "is the ld-text fragment INCLUDEd first in .text?"
+		how := "is the ld-text fragment INCLUDEd in a flash output section before .text?"
 		if p.Layout == place.LayoutZephyr {
 			how = "was the image built with the plan's FLASH_TEXT relocations?"
 		}

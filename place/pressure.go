@@ -197,25 +197,21 @@ func newSetPressure(in *Input) *pressure {
 // relink lays the flash code out again as the linker will when the
 // functions marked in inPlan move and the ITCM block grows by added bytes,
 // and calls at with each function that stays (flash[k]) and how far it
-// moves. The code section starts at the first CodeAlign multiple after
-// the grown load image; every function keeps its alignment and the bytes
-// that lay between it and its predecessor (sections that are no function).
+// moves, in address order. The code section starts at the first CodeAlign
+// multiple after the grown load image; every function keeps its alignment
+// and the bytes that lay between it and its predecessor (sections that are
+// no function). A flash group (groupBytes) comes first, where the load
+// image began, with the veneers of its calls into ITCM after it, and the
+// load image after them: where Zephyr's FLASH_TEXT block lies, and the
+// demo's .text_group.
 func (pr *pressure) relink(inPlan []bool, added int64, at func(k int, delta int64)) {
 	fs := pr.in.Funcs
 	sh := pr.in.Shift
 	if len(pr.flash) == 0 {
 		return
 	}
-	prevEnd := int64(fs[pr.flash[0]].Addr)
-	cur := prevEnd
-	if sh.Size > 0 {
-		prevEnd = int64(sh.CodeStart)
-		size := (int64(sh.Size) + added + 7) &^ 7
-		cur = alignUp64(int64(sh.Load)+size, int64(sh.CodeAlign))
-	}
-	grouped := pr.groupFits(inPlan)
-	if grouped {
-		// The group comes first, in its present order.
+	group := pr.groupBytes(inPlan)
+	placeGroup := func(cur int64) {
 		for k, i := range pr.flash {
 			if f := &fs[i]; pr.groupable[i] && !inPlan[i] {
 				cur = alignUp64(cur, int64(max(f.Align, 1)))
@@ -224,12 +220,29 @@ func (pr *pressure) relink(inPlan []bool, added int64, at func(k int, delta int6
 			}
 		}
 	}
+	prevEnd := int64(fs[pr.flash[0]].Addr)
+	cur := prevEnd
+	switch {
+	case sh.Size > 0:
+		prevEnd = int64(sh.CodeStart)
+		load := int64(sh.Load)
+		if group > 0 {
+			placeGroup(load)
+			load = alignUp64(load+group, 8)
+		}
+		size := (int64(sh.Size) + added + 7) &^ 7
+		cur = alignUp64(load+size, int64(sh.CodeAlign))
+	case group > 0:
+		// Where the load image lies is unknown: the group first.
+		placeGroup(cur)
+		cur += group
+	}
 	for k, i := range pr.flash {
 		f := &fs[i]
 		a := int64(max(f.Align, 1))
 		gap := max(int64(f.Addr)-alignUp64(prevEnd, a), 0)
 		prevEnd = int64(f.Addr) + int64(f.Size)
-		if inPlan[i] || grouped && pr.groupable[i] {
+		if inPlan[i] || group > 0 && pr.groupable[i] {
 			cur += gap
 			continue
 		}
@@ -253,25 +266,26 @@ func (pr *pressure) setGroupable(groupable []bool, callees [][]int32) {
 	pr.cacheBytes = int64(g.Sets()) * int64(g.Ways) * int64(g.LineSize)
 }
 
-// groupFits reports whether the sampled code a selection leaves in flash,
-// linked together, fits the I-cache: the group's bytes, with the
-// alignment its members need and a long-branch veneer for each function
-// in the selection it calls (run as often as the calls; in a Zephyr build
-// they follow the group), and the sampled code that can not join it at
-// most the cache's size. Then no set holds more of its lines than ways,
-// wherever the group starts, and it stays in the cache but for the cold
-// code that passes through; spread among cold code as the relink leaves
-// it, the same bytes can share sets (docs/placement.md, "The sampled code
-// left in flash, linked together"). More than the cache holds is left in
-// its order: which code then shares sets depends on the order, and the
-// capture can not tell a better one.
-func (pr *pressure) groupFits(inPlan []bool) bool {
+// groupBytes is what the sampled code a selection leaves in flash takes
+// linked together when that fits the I-cache, and 0 when it does not: the
+// group's bytes, with the alignment its members need and a long-branch
+// veneer for each function in the selection it calls (run as often as the
+// calls; ld writes them after the group's output section), where with
+// the sampled code that can not join it, they are at most the cache's
+// size. Then no set holds more of its lines than ways, wherever the group
+// starts, and it stays in the cache but for the cold code that passes
+// through; spread among cold code as the relink leaves it, the same bytes
+// can share sets (docs/placement.md, "The sampled code left in flash,
+// linked together"). More than the cache holds is left in its order:
+// which code then shares sets depends on the order, and the capture can
+// not tell a better one.
+func (pr *pressure) groupBytes(inPlan []bool) int64 {
 	if pr.workloads != nil {
 		// Every workload's relink lays out the same functions.
-		return pr.workloads[0].groupFits(inPlan)
+		return pr.workloads[0].groupBytes(inPlan)
 	}
 	if pr.groupable == nil {
-		return false
+		return 0
 	}
 	fs := pr.in.Funcs
 	var group, others int64
@@ -292,8 +306,15 @@ func (pr *pressure) groupFits(inPlan []bool) bool {
 			others += int64(f.Size)
 		}
 	}
-	return group > 0 && group+others <= pr.cacheBytes
+	if group+others > pr.cacheBytes {
+		return 0
+	}
+	return group
 }
+
+// groupFits reports whether the code a selection leaves in flash is a
+// flash group (groupBytes).
+func (pr *pressure) groupFits(inPlan []bool) bool { return pr.groupBytes(inPlan) > 0 }
 
 // flashGroup lists, in address order, the functions a selection leaves in
 // flash that the plan links together, or nil when they do not fit.

@@ -65,8 +65,9 @@ type BuildOptions struct {
 	// section (input section patterns such as
 	// `*libnet.a:checksum.o(.text.net_checksum_hot)`); empty for none.
 	ITCMFragment string
-	// TextFragment is a GNU ld fragment placed first in .text (a plan's
-	// flash group, tcmprof plan --format ld-text); empty for none.
+	// TextFragment is a GNU ld fragment placed in .text_group, before the
+	// ITCM load image and .text (a plan's flash group, tcmprof plan
+	// --format ld-text); empty for none.
 	TextFragment string
 	// NIC "lan9118" adds the board's Ethernet controller as a second
 	// interface of the echo (StartOptions.EchoForward reaches it); "" none.
