@@ -146,12 +146,8 @@ func RenderLD(w io.Writer, p *place.Plan) ([]Skip, error) {
 // With no group it holds a comment only, so the INCLUDE always finds it.
 func RenderLDText(w io.Writer, p *place.Plan) ([]Skip, error) {
 	bw := bufio.NewWriter(w)
-	var size uint64
-	for _, e := range p.FlashGroup {
-		size += uint64(e.Size)
-	}
 	fmt.Fprintf(bw, "/* tcmprof flash group, build-id %s: %d sampled functions left in flash, %d bytes, linked together.\n",
-		orNone(p.BuildID), len(p.FlashGroup), size)
+		orNone(p.BuildID), len(p.FlashGroup), p.FlashGroupBytes())
 	fmt.Fprintf(bw, "   INCLUDE in a flash output section of its own, before the ITCM load image and .text. */\n")
 	skipped := writeSections(bw, p.FlashGroup, planFiles(p))
 	return skipped, bw.Flush()

@@ -226,6 +226,16 @@ type Options struct {
 // plan differs from the chosen one.
 var ErrNoRunnerUp = errors.New("no runner-up: every plan the stalls objective weighs at this budget moves the same functions")
 
+// FlashGroupBytes is what the flash group's functions take, their
+// input sections' sizes added.
+func (p *Plan) FlashGroupBytes() uint32 {
+	var size uint32
+	for _, e := range p.FlashGroup {
+		size += e.Size
+	}
+	return size
+}
+
 // InITCM reports whether addr lay in ITCM in the image the plan was made
 // from.
 func (p *Plan) InITCM(addr uint32) bool { return InRange(addr, p.ITCMStart, p.ITCMSize) }

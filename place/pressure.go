@@ -47,14 +47,12 @@ type pressure struct {
 	workloads []*pressure
 	weights   []float64
 	// groupable marks, per function of the input, the sampled code a plan
-	// may link together first in the flash code when it leaves it there
-	// (setGroupable); cacheBytes is what that code must fit in; callees
-	// are each function's (model.callees), for the veneers the group's
-	// calls into ITCM add, and stubStamp marks those counted.
-	groupable  []bool
-	cacheBytes int64
-	callees    [][]int32
-	stubStamp  []bool
+	// may link together in flash when it leaves it there (setGroupable);
+	// callees are each function's (model.callees), for the veneers the
+	// group's calls into ITCM add, and stubStamp marks those counted.
+	groupable []bool
+	callees   [][]int32
+	stubStamp []bool
 }
 
 // heatLine is one sampled flash line: where it is, its stalls if its set
@@ -262,8 +260,6 @@ func (pr *pressure) setGroupable(groupable []bool, callees [][]int32) {
 	}
 	pr.groupable, pr.callees = groupable, callees
 	pr.stubStamp = make([]bool, len(groupable))
-	g := pr.in.ICache
-	pr.cacheBytes = int64(g.Sets()) * int64(g.Ways) * int64(g.LineSize)
 }
 
 // groupBytes is what the sampled code a selection leaves in flash takes
@@ -306,7 +302,7 @@ func (pr *pressure) groupBytes(inPlan []bool) int64 {
 			others += int64(f.Size)
 		}
 	}
-	if group+others > pr.cacheBytes {
+	if group+others > int64(pr.in.ICache.Size) {
 		return 0
 	}
 	return group

@@ -63,15 +63,11 @@ func WriteSummary(w io.Writer, p *Plan, wide bool) error {
 		fmt.Sprintf("%.0f stall samples removed (predicted)", p.Greedy.Stalls))
 	say(fmt.Sprintf("veneers in the image: %d now, %d predicted", p.VeneersBefore, pr.Veneers))
 	if len(p.FlashGroup) > 0 {
-		var size uint32
-		for _, e := range p.FlashGroup {
-			size += e.Size
-		}
 		output := "(--format ld-text; the prediction counts on it)"
 		if p.Layout == LayoutZephyr {
 			output = "(--format zephyr's FLASH_TEXT relocations; the prediction counts on it)"
 		}
-		say(fmt.Sprintf("flash group: the %d sampled functions left in flash (%d bytes)", len(p.FlashGroup), size),
+		say(fmt.Sprintf("flash group: the %d sampled functions left in flash (%d bytes)", len(p.FlashGroup), p.FlashGroupBytes()),
 			"fit the I-cache, linked together in the flash code", output)
 		if unseen := p.UnseenFunctions(); unseen >= 1 {
 			say(fmt.Sprintf("functions that run without a sample: about %.0f", unseen),
