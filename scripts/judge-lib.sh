@@ -1,12 +1,34 @@
 # SPDX-License-Identifier: Apache-2.0
 # Shared steps of scripts/judge.sh and scripts/judge-mix.sh (sourced):
-# the layouts a plan is judged in and the modelling of an image in each.
-# Expects $OUT (the judge's directory), $stock (the stock build in it),
-# $LAYOUTS, $UNITS, and $OUT/allhot.plan.json (a plan of every sampled
-# function) before cold_patterns runs. BENCH_SWITCH in the environment
-# reaches scripts/sim-demo.sh. Needs say and fail.
+# planning from the stock build, the layouts a plan is judged in and the
+# modelling of an image in each. Expects $OUT (the judge's directory),
+# $stock (the stock build in it), $bin, $board, $LAYOUTS, $UNITS, and
+# $OUT/allhot.plan.json (a plan of every sampled function) before
+# cold_patterns runs. BENCH_SWITCH in the environment reaches
+# scripts/sim-demo.sh. Needs say and fail.
 
 case $LAYOUTS in '' | *[!0-9]* | 0) fail "LAYOUTS: $LAYOUTS is not a count of layouts (1 or more)" ;; esac
+
+# plan_into NAME CAPTURE... PLAN-ARGS...: plans from the stock build into
+# OUT/NAME.ld, NAME.text.ld (its flash group), NAME.plan.json and
+# NAME.plan.txt.
+plan_into() {
+	local name=$1
+	shift
+	"$bin" plan --elf "$stock/tcmprof-demo.elf" --map "$stock/tcmprof-demo.map" --board "$board" "$@" \
+		--format ld -o "$OUT/$name.ld" --format ld-text -o "$OUT/$name.text.ld" \
+		--format json -o "$OUT/$name.plan.json" >"$OUT/$name.plan.txt"
+}
+
+# stock_copy DIR [NAME]: a copy of the stock build in DIR, for model to
+# relink, with NAME's plan (plan_into) as its itcm.ld and text.ld.
+stock_copy() {
+	cp -a "$stock" "$1"
+	if [ -n "${2:-}" ]; then
+		cp "$OUT/$2.ld" "$1/itcm.ld"
+		cp "$OUT/$2.text.ld" "$1/text.ld"
+	fi
+}
 
 # cold_patterns: the ld patterns of LAYOUTS-1 functions of the stock image
 # that have a section of their own, 64 to 1024 bytes, and no sample (not in

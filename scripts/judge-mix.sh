@@ -73,32 +73,18 @@ for w in "${workloads[@]}"; do
 done
 mix=("$OUT/echo.tcmcap:$echo_weight" "$OUT/bulk.tcmcap:$bulk_weight")
 
-plan() { # NAME CAPTURE... -- PLAN-ARGS...
-	local name=$1 captures=()
-	shift
-	while [ "$1" != -- ]; do
-		captures+=("$1")
-		shift
-	done
-	shift
-	"$bin" plan --elf "$stock/tcmprof-demo.elf" --map "$stock/tcmprof-demo.map" --board "$board" "${captures[@]}" \
-		"$@" --format ld -o "$OUT/$name.ld" --format ld-text -o "$OUT/$name.text.ld" \
-		--format json -o "$OUT/$name.plan.json" >"$OUT/$name.plan.txt"
-}
-
 # judge NAME: relinks a copy of the stock build with NAME's plan (none for
 # stock) and models it on each workload, in each layout.
 judge() {
 	local name=$1 dir=$OUT/image-$1 w
-	cp -a "$stock" "$dir"
-	if [ -f "$OUT/$name.ld" ]; then cp "$OUT/$name.ld" "$dir/itcm.ld" && cp "$OUT/$name.text.ld" "$dir/text.ld"; fi
+	if [ -f "$OUT/$name.ld" ]; then stock_copy "$dir" "$name"; else stock_copy "$dir"; fi
 	for w in "${workloads[@]}"; do
 		BENCH_SWITCH=${switch[$w]} UNITS=${units[$w]} model "$dir" "$name-$w"
 	done
 }
 
 say "the layouts: cold functions outside every workload's hot code"
-plan allhot "${mix[@]}" -- --objective samples --min-samples 1
+plan_into allhot "${mix[@]}" --objective samples --min-samples 1
 cold_patterns >"$OUT/cold.txt"
 say "stock image: modelling each workload"
 judge stock
@@ -123,8 +109,8 @@ for b in $BUDGETS; do
 	for p in echo bulk mix; do
 		say "the $p plan at $b"
 		case $p in
-		mix) plan "$p-$b" "${mix[@]}" -- --budget "$b" ;;
-		*) plan "$p-$b" "$OUT/$p.tcmcap" -- --budget "$b" ;;
+		mix) plan_into "$p-$b" "${mix[@]}" --budget "$b" ;;
+		*) plan_into "$p-$b" "$OUT/$p.tcmcap" --budget "$b" ;;
 		esac
 		judge "$p-$b"
 		row "$p-$b" "$p" "$b"

@@ -65,24 +65,19 @@ say "stock image${WORKLOAD:+ (workload $WORKLOAD)}: modelling $CAPTURE_UNITS ech
 OUT=$stock UNITS=$CAPTURE_UNITS scripts/sim-demo.sh --json --capture "$OUT/stock.tcmcap" --rate 10000 >"$OUT/stock-capture.json"
 capture=$OUT/stock.tcmcap
 
-# plan_from_capture NAME PLAN-ARGS...: plans from the stock capture into
-# OUT/NAME.ld, NAME.text.ld, NAME.plan.json and NAME.plan.txt.
+# plan_from_capture NAME PLAN-ARGS...: plans from the stock capture
+# (plan_into).
 plan_from_capture() {
 	local name=$1
 	shift
-	"$bin" plan --elf "$stock/tcmprof-demo.elf" --map "$stock/tcmprof-demo.map" --board "$board" "$capture" \
-		"$@" --format ld -o "$OUT/$name.ld" --format ld-text -o "$OUT/$name.text.ld" \
-		--format json -o "$OUT/$name.plan.json" >"$OUT/$name.plan.txt"
+	plan_into "$name" "$capture" "$@"
 }
 
 # model_plan NAME: relinks a copy of the stock build with NAME's plan (only
 # the link runs again) and models it.
 model_plan() {
-	local dir=$OUT/$1
-	cp -a "$stock" "$dir"
-	cp "$OUT/$1.ld" "$dir/itcm.ld"
-	cp "$OUT/$1.text.ld" "$dir/text.ld"
-	model "$dir" "$1"
+	stock_copy "$OUT/$1" "$1"
+	model "$OUT/$1" "$1"
 }
 
 # runner_up_and_model BUDGET PLAN-ARGS...: plans and models the stalls
@@ -106,7 +101,7 @@ plan_from_capture allhot --objective samples --min-samples 1
 cold_patterns >"$OUT/cold.txt" # of allhot.plan.json, before the layouts are modelled
 model_plan allhot
 say "stock image: modelling $UNITS echoes"
-cp -a "$stock" "$OUT/stock-judged" # the layouts relink it; plans are made from the stock build
+stock_copy "$OUT/stock-judged" # the layouts relink it; plans are made from the stock build
 model "$OUT/stock-judged" stock
 
 printf 'objective\tbudget\tlayout\tcycles_per_echo\tfills_per_echo\titcm_bytes\tpredicted\tlow\thigh\n' >"$OUT/judge.tsv"
